@@ -1,0 +1,185 @@
+"""Our decisions where the AI Logger's documented contract is silent.
+
+`ailogger-client` 0.1.30 documents the logger's commands but leaves field names, stable codes,
+defaults and several rules open (shared/LOGGER_CONTRACT.md section 8). Both the reference logger in
+`ops/fleet/` and agent-memory's offline reads answer the same way, so every such point is decided
+here, once. THIS IS OUR DECISION, NOT THE SERVICE'S DOCUMENTED CONTRACT: against the real logger,
+agent-memory passes through whatever the service answers.
+
+Pure Python, no heavy imports: the CLI's write path imports this module.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from datetime import datetime, timezone
+from typing import Any
+
+# --- participant kinds and relations (documented) -------------------------------------------------
+PARTICIPANT_KINDS = ("human", "model", "tool", "system")
+# Kinds a caller may declare in `relations`; `correction` exists only through corrects_message_id.
+DECLARABLE_RELATION_KINDS = ("reply", "influence", "tool-result")
+RELATION_KINDS = DECLARABLE_RELATION_KINDS + ("correction",)
+READ_MODES = ("resolved", "full")
+SEARCH_SCOPES = ("session", "project", "all_projects")
+LIFECYCLES = ("open", "closed")
+
+# --- stable refusal codes ------------------------------------------------------------------------
+# Documented by the client:
+REQUEST_PARAMETER_UNKNOWN = "REQUEST_PARAMETER_UNKNOWN"
+REQUEST_PARAMETER_MISSING = "REQUEST_PARAMETER_MISSING"
+REQUEST_PARAMETER_TYPE = "REQUEST_PARAMETER_TYPE"
+REQUEST_PARAMETER_VALUE = "REQUEST_PARAMETER_VALUE"
+MESSAGE_UNKNOWN = "MESSAGE_UNKNOWN"
+# Ours:
+SESSION_UNKNOWN = "SESSION_UNKNOWN"
+SESSION_CLOSED = "SESSION_CLOSED"
+SESSION_CONFLICT = "SESSION_CONFLICT"  # open_session of an existing id with different attributes
+MESSAGE_CONFLICT = "MESSAGE_CONFLICT"
+RELATION_INADMISSIBLE = "RELATION_INADMISSIBLE"
+OCCURRED_AT_INVALID = "OCCURRED_AT_INVALID"
+IMPORT_EMPTY = "IMPORT_EMPTY"
+IMPORT_TOO_LARGE = "IMPORT_TOO_LARGE"
+IMPORT_DUPLICATE_ID = "IMPORT_DUPLICATE_ID"
+ANCHOR_INADMISSIBLE = "ANCHOR_INADMISSIBLE"
+CEILING_EXCEEDED = "CEILING_EXCEEDED"
+EMBEDDING_UNAVAILABLE = "EMBEDDING_UNAVAILABLE"
+SCOPE_SESSION_UNKNOWN = "SCOPE_SESSION_UNKNOWN"
+SCOPE_PROJECT_UNKNOWN = "SCOPE_PROJECT_UNKNOWN"
+FILTER_AXIS_REFUSED = "FILTER_AXIS_REFUSED"
+CONTINUATION_INVALID = "CONTINUATION_INVALID"
+# Embedder (the code embed-client documents for model/dimension refusals):
+UNKNOWN_MODEL = "UNKNOWN_MODEL"
+UNSUPPORTED_DIMENSION = "UNSUPPORTED_DIMENSION"
+
+# --- shipped defaults and ceilings ---------------------------------------------------------------
+DEFAULT_PRIORITY = 0
+DEFAULT_MODE = "resolved"
+DEFAULT_BLOCK_SIZE = 50
+MAX_BLOCK_SIZE = 1000
+DEFAULT_RECENCY_COUNT = 10
+MAX_RECENCY_COUNT = 200
+DEFAULT_SIMILARITY_COUNT = 10
+MAX_SIMILARITY_COUNT = 200
+DEFAULT_PAGE_SIZE = 20
+MAX_PAGE_SIZE = 500
+MAX_IMPORT_ITEMS = 10_000
+# Text excerpt length: five whitespace-separated words at each end (documented).
+EXCERPT_WORDS = 5
+
+# --- answer shapes (field names are ours) --------------------------------------------------------
+# open_session / close_session / reopen_session -> {"session_id", "lifecycle"}
+# append_message -> {"message_id", "sequence_number", "audience", "text_head", "text_tail"}
+#   audience = {"receiver_kind", "receiver_identity"} of the message.
+# messages_read (journal) -> {"session_id", "messages": [MESSAGE_ENTRY...], "more": bool,
+#                             "continuation": str | None}
+# MESSAGE_ENTRY = {"message_id", "session_id", "sequence_number", "text", "sender_kind",
+#                  "sender_identity", "receiver_kind", "receiver_identity", "priority", "relations",
+#                  "corrects_message_id", "attributes", "occurred_at", "received_at", "soft_deleted"}
+#   resolved mode: a corrected message is shown as the final version of its correction chain
+#   (its text and attributes), keeping the original's place; "resolved_from" names the version shown.
+# message_get -> MESSAGE_ENTRY + {"vectorization_state": "pending" | "vectorized"}
+# sessions_list -> {"sessions": [SESSION_ENTRY...], "more", "continuation"}
+# SESSION_ENTRY = {"session_id", "project_id", "lifecycle", "dialogue_kind": "a-to-b",
+#                  "participants", "created_at"}
+# relations_read -> {"session_id", "relations": [{"from_message_id", "to_message_id", "kind"}],
+#                    "more", "continuation"}; from = the later message, to = the earlier one.
+# working_set -> {"session_id", "anchor_text", "recent": [{"message": MESSAGE_ENTRY,
+#                 "criterion": "recency"}], "closest": [{"message": MESSAGE_ENTRY,
+#                 "criterion": "similarity", "score": float}]}
+#   recent: the last messages by sequence_number (arrival), newest first.
+#   closest: cosine similarity, descending, tie by message_id ascending; the anchor message itself
+#   is excluded; messages without a vector are absent.
+# message_search -> {"matches": [{"message": MESSAGE_ENTRY, "session_id", "project_id",
+#                    "score"}], "more": bool, "next_offset": int | None, "total": int}
+#   filter keys: "sender_kind", "priority" (int, exact), "occurred_from", "occurred_to"
+#   (RFC 3339, inclusive), "session_id", "project_id".
+SEARCH_FILTER_AXES = ("project_id", "session_id", "sender_kind", "priority",
+                      "occurred_from", "occurred_to")
+# Import job status: {"status": "completed", "result": {"success": true, "data": [OUTCOME...]}}
+# OUTCOME = {"message_id", "success", "text_head", "text_tail"} or, on failure,
+#           {"message_id", "success": false, "code", "statement"} (never a "data" dict).
+
+# Ordering: the journal window is in arrival order (sequence_number, from zero); working-set
+# recency and period filters use occurred_at. "Earlier" for a relation = already stored in the same
+# session. Opening an existing session with identical attributes is an idempotent repeat; with
+# different ones it is SESSION_CONFLICT. Closing a closed session / reopening an open one is an
+# idempotent success. Appending to a closed session is SESSION_CLOSED.
+
+SESSION_ID_MAX = 128
+_SESSION_ID_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$")
+# RFC 3339 with a mandatory offset; fractional seconds optional.
+_RFC3339_RE = re.compile(
+    r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$"
+)
+
+
+def is_valid_session_id(value: str) -> bool:
+    """One path component of safe characters, no leading dot, at most 128 characters."""
+    return isinstance(value, str) and bool(_SESSION_ID_RE.match(value)) and ".." not in value
+
+
+def is_uuid4(value: Any) -> bool:
+    """A well-formed version 4 UUID in canonical text form."""
+    if not isinstance(value, str):
+        return False
+    try:
+        parsed = uuid.UUID(value)
+    except ValueError:
+        return False
+    return parsed.version == 4 and str(parsed) == value.lower()
+
+
+def parse_occurred_at(value: str) -> datetime:
+    """Parse an RFC 3339 time that carries an explicit offset; raise ValueError otherwise."""
+    if not isinstance(value, str) or not _RFC3339_RE.match(value):
+        raise ValueError(f"not an RFC 3339 time with an explicit offset: {value!r}")
+    text = value.replace("z", "Z").replace("t", "T")
+    if text.endswith("Z"):
+        text = text[:-1] + "+00:00"
+    text = text.replace(" ", "T", 1)
+    main, _, rest = text.partition(".")
+    if rest:  # trim fractional seconds beyond microseconds, which fromisoformat refuses
+        digits = re.match(r"\d+", rest).group(0)
+        text = main + "." + (digits[:6].ljust(6, "0")) + rest[len(digits):]
+    return datetime.fromisoformat(text)
+
+
+def format_utc(moment: datetime) -> str:
+    """The canonical stored form: UTC, microseconds, `Z`."""
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def normalise_occurred_at(value: str) -> str:
+    """Stored form of a caller's occurred_at (normalised to UTC, documented)."""
+    return format_utc(parse_occurred_at(value))
+
+
+def excerpts(text: str) -> dict[str, str]:
+    """text_head / text_tail: first and last five str.split() words, joined by one space."""
+    words = text.split()
+    return {
+        "text_head": " ".join(words[:EXCERPT_WORDS]),
+        "text_tail": " ".join(words[-EXCERPT_WORDS:]) if words else "",
+    }
+
+
+def encode_continuation(next_sequence_number: int) -> str:
+    """Opaque resumption point of a journal window (callers send it back unread)."""
+    return f"seq:{next_sequence_number}"
+
+
+def decode_continuation(token: str) -> int:
+    """The next sequence number a continuation names; ValueError when it is not ours."""
+    if not isinstance(token, str) or not token.startswith("seq:"):
+        raise ValueError(f"not a continuation: {token!r}")
+    value = int(token[4:])
+    if value < 0:
+        raise ValueError(f"not a continuation: {token!r}")
+    return value
+
+
+def dialogue_kind_label(kinds: list[str] | tuple[str, str]) -> str:
+    """sessions_list form of a pairing: '<first>-to-<second>'."""
+    return f"{kinds[0]}-to-{kinds[1]}"
