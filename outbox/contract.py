@@ -77,8 +77,9 @@ EXCERPT_WORDS = 5
 # MESSAGE_ENTRY = {"message_id", "session_id", "sequence_number", "text", "sender_kind",
 #                  "sender_identity", "receiver_kind", "receiver_identity", "priority", "relations",
 #                  "corrects_message_id", "attributes", "occurred_at", "received_at", "soft_deleted"}
-#   resolved mode: a corrected message is shown as the final version of its correction chain
-#   (its text and attributes), keeping the original's place; "resolved_from" names the version shown.
+#   resolved mode: see resolve_corrections() below (shared by the reference logger and offline
+#   reads): a chain's root keeps its place showing the final version's content, the correcting
+#   messages themselves are not listed separately.
 # message_get -> MESSAGE_ENTRY + {"vectorization_state": "pending" | "vectorized"}
 # sessions_list -> {"sessions": [SESSION_ENTRY...], "more", "continuation"}
 # SESSION_ENTRY = {"session_id", "project_id", "lifecycle", "dialogue_kind": "a-to-b",
@@ -183,3 +184,43 @@ def decode_continuation(token: str) -> int:
 def dialogue_kind_label(kinds: list[str] | tuple[str, str]) -> str:
     """sessions_list form of a pairing: '<first>-to-<second>'."""
     return f"{kinds[0]}-to-{kinds[1]}"
+
+
+def resolve_corrections(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Resolved mode over a session's MESSAGE_ENTRY list in arrival order.
+
+    A correction chain (messages linked by corrects_message_id back to a root) is shown once, at
+    the root's place, with the content of the version that arrived last (highest sequence_number,
+    then latest in the list); "resolved_from" then names that version's message_id. Messages that
+    correct another message present in `entries` are not listed on their own. A correction whose
+    target is absent is listed as it stands. Input entries are not modified.
+    """
+    by_id = {e["message_id"]: e for e in entries}
+
+    def root_of(entry: dict[str, Any]) -> str:
+        seen = set()
+        current = entry
+        while current.get("corrects_message_id") in by_id and current["message_id"] not in seen:
+            seen.add(current["message_id"])
+            current = by_id[current["corrects_message_id"]]
+        return current["message_id"]
+
+    final: dict[str, dict[str, Any]] = {}
+    for entry in entries:  # arrival order: a later entry of a chain replaces an earlier one
+        final[root_of(entry)] = entry
+    out = []
+    for entry in entries:
+        if entry.get("corrects_message_id") in by_id:
+            continue
+        last = final.get(entry["message_id"], entry)
+        if last is entry:
+            out.append(entry)
+            continue
+        shown = dict(entry)
+        for key in ("text", "attributes", "sender_kind", "sender_identity", "receiver_kind",
+                    "receiver_identity", "priority"):
+            if key in last:
+                shown[key] = last[key]
+        shown["resolved_from"] = last["message_id"]
+        out.append(shown)
+    return out
