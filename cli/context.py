@@ -1,0 +1,61 @@
+"""What a command runs against: the project root, the configuration and the store, each
+resolved only when the command needs it (a usage error must not cost a git call)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from functools import cached_property
+
+from cli.errors import ConfigInvalidError, LoggerUnreachableError, StoreUnavailableError, UsageError
+from outbox.availability import StoreUnavailable, git_toplevel
+from outbox.store import Store
+from sync import config as config_mod
+
+
+class Context:
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.store_mode: str = args.store
+        self._store: Store | None = None
+
+    @cached_property
+    def project_root(self) -> str:
+        if self.args.project_root:
+            root = os.path.abspath(self.args.project_root)
+            if not os.path.isdir(root):
+                raise UsageError(f"--project-root {root} is not a directory")
+            return root
+        cwd = os.getcwd()
+        return git_toplevel(cwd) or cwd
+
+    @cached_property
+    def config(self) -> config_mod.Config:
+        try:
+            return config_mod.load(self.args.config)
+        except config_mod.ConfigInvalid as exc:
+            raise ConfigInvalidError(str(exc), problems=exc.problems) from None
+
+    def store(self) -> Store:
+        if self._store is None:
+            try:
+                self._store = Store(self.project_root)
+            except StoreUnavailable as exc:
+                raise StoreUnavailableError(str(exc)) from None
+        return self._store
+
+    def side(self) -> str:
+        """Which side answers: "file" or "logger", from --store and the configuration."""
+        has_logger = self.config.logger is not None
+        if self.store_mode == "file":
+            return "file"
+        if self.store_mode == "logger":
+            if not has_logger:
+                raise LoggerUnreachableError(
+                    "--store logger but no logger is configured (ailogger_client section)")
+            return "logger"
+        return "logger" if has_logger else "file"
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()

@@ -1,0 +1,59 @@
+"""Failures a command reports, each with its stable code and the seed's exit code."""
+
+from __future__ import annotations
+
+# Exit codes (seed 000): keep them stable, scripts depend on them.
+OK = 0
+LOGGER_REFUSED = 1
+USAGE = 2
+STORE_UNAVAILABLE = 3
+LOGGER_UNREACHABLE = 4
+NOT_FOUND = 5
+CONFIG_INVALID = 6
+EMBEDDING_UNAVAILABLE = 7
+
+
+class CliError(Exception):
+    """A failure printed as `{"success": false, "error": {"code", "message"}}`."""
+
+    exit_code = LOGGER_REFUSED
+    code = "FAILED"
+
+    def __init__(self, message: str, code: str | None = None, **details: object) -> None:
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+        self.details = details
+
+
+class UsageError(CliError):
+    exit_code = USAGE
+    code = "USAGE"
+
+
+class StoreUnavailableError(CliError):
+    exit_code = STORE_UNAVAILABLE
+    code = "STORE_UNAVAILABLE"
+
+
+class LoggerUnreachableError(CliError):
+    exit_code = LOGGER_UNREACHABLE
+    code = "LOGGER_UNREACHABLE"
+
+
+class NotFoundError(CliError):
+    exit_code = NOT_FOUND
+    code = "NOT_FOUND"
+
+
+class ConfigInvalidError(CliError):
+    exit_code = CONFIG_INVALID
+    code = "CONFIG_INVALID"
+
+
+class RefusedError(CliError):
+    """The logger (or the store, mirroring the logger's rule) refused the request."""
+
+    exit_code = LOGGER_REFUSED
+    code = "REFUSED"

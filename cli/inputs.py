@@ -1,0 +1,117 @@
+"""Checks of command-line values: every bad input is a usage error that names the problem,
+raised before anything is written."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from cli.errors import UsageError
+from outbox import contract
+
+# Largest message text accepted, in UTF-8 bytes (documented in the README).
+MAX_TEXT_BYTES = 1024 * 1024
+
+
+def session_id(value: str) -> str:
+    if not contract.is_valid_session_id(value):
+        raise UsageError(
+            f"invalid session id {value!r}: use 1 to {contract.SESSION_ID_MAX} characters of "
+            "letters, digits, '.', '_' and '-', not starting with '.' or '-' and without '..'",
+            code="INVALID_SESSION_ID")
+    return value
+
+
+def message_id(value: str, option: str) -> str:
+    if not contract.is_uuid4(value):
+        raise UsageError(f"{option} must be a version 4 UUID in canonical lower-case form, "
+                         f"got {value!r}", code="INVALID_MESSAGE_ID")
+    return value
+
+
+def kind(value: str, option: str) -> str:
+    if value not in contract.PARTICIPANT_KINDS:
+        raise UsageError(f"{option} must be one of {', '.join(contract.PARTICIPANT_KINDS)}, "
+                         f"got {value!r}", code="INVALID_KIND")
+    return value
+
+
+def identity(value: str, option: str) -> str:
+    if not value.strip():
+        raise UsageError(f"{option} must not be empty", code="INVALID_IDENTITY")
+    return value
+
+
+def occurred_at(value: str) -> str:
+    try:
+        contract.parse_occurred_at(value)
+    except ValueError:
+        raise UsageError(f"--occurred-at must be an RFC 3339 time with an explicit offset "
+                         f"(e.g. 2026-10-01T13:57:45.123Z), got {value!r}",
+                         code="INVALID_TIME") from None
+    return value
+
+
+def json_object(value: str, option: str) -> dict[str, Any]:
+    try:
+        parsed = json.loads(value)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{option} is not valid JSON: {exc}", code="INVALID_JSON") from None
+    if not isinstance(parsed, dict):
+        raise UsageError(f"{option} must be a JSON object", code="INVALID_JSON")
+    return parsed
+
+
+def relation(value: str) -> dict[str, str]:
+    """`KIND:MESSAGE_ID` -> {"to_message_id", "kind"}."""
+    kind_part, sep, target = value.partition(":")
+    if not sep:
+        raise UsageError(f"--relation must be KIND:MESSAGE_ID, got {value!r}",
+                         code="INVALID_RELATION")
+    if kind_part not in contract.DECLARABLE_RELATION_KINDS:
+        hint = " (a correction is stated with --corrects)" if kind_part == "correction" else ""
+        raise UsageError(f"relation kind must be one of "
+                         f"{', '.join(contract.DECLARABLE_RELATION_KINDS)}, got {kind_part!r}{hint}",
+                         code="INVALID_RELATION")
+    message_id(target, "--relation target")
+    return {"to_message_id": target, "kind": kind_part}
+
+
+def dialogue_kind(value: str) -> list[str]:
+    parts = [p.strip() for p in value.split(",")]
+    if len(parts) != 2:
+        raise UsageError(f"--dialogue-kind must be two kinds, SENDER,RECEIVER, got {value!r}",
+                         code="INVALID_KIND")
+    return [kind(p, "--dialogue-kind") for p in parts]
+
+
+def non_negative(value: int | None, option: str) -> int | None:
+    if value is not None and value < 0:
+        raise UsageError(f"{option} must be 0 or more, got {value}", code="INVALID_NUMBER")
+    return value
+
+
+def positive(value: int | None, option: str) -> int | None:
+    if value is not None and value <= 0:
+        raise UsageError(f"{option} must be greater than 0, got {value}", code="INVALID_NUMBER")
+    return value
+
+
+def text(value: str | None) -> str:
+    """The message text from --text, else stdin: non-empty UTF-8 within MAX_TEXT_BYTES."""
+    if value is not None:
+        raw = value.encode("utf-8", "surrogateescape")
+    else:
+        if sys.stdin is None or sys.stdin.isatty():
+            raise UsageError("no text: pass --text or pipe the text on stdin", code="INVALID_TEXT")
+        raw = sys.stdin.buffer.read(MAX_TEXT_BYTES + 1)
+    if not raw:
+        raise UsageError("the text is empty", code="INVALID_TEXT")
+    if len(raw) > MAX_TEXT_BYTES:
+        raise UsageError(f"the text is over {MAX_TEXT_BYTES} bytes", code="TEXT_TOO_LARGE")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"the text is not valid UTF-8 (byte {exc.start})",
+                         code="INVALID_TEXT") from None

@@ -1,0 +1,127 @@
+"""The command line (seed 000's contract): names and options agents and scripts depend on."""
+
+from __future__ import annotations
+
+import argparse
+from typing import NoReturn
+
+from cli.errors import UsageError
+
+VERSION = "1.7.47"
+STORE_MODES = ("auto", "logger", "file")
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse that reports usage errors as exceptions, so they print as the JSON contract."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def _globals(parser: argparse.ArgumentParser, suppress: bool) -> None:
+    """The global options, accepted before or after the command name."""
+    default = (lambda value: argparse.SUPPRESS) if suppress else (lambda value: value)
+    parser.add_argument("--config", metavar="PATH", default=default(None),
+                        help="configuration document (else $AGENT_MEMORY_CONFIG, else "
+                             "~/.config/vvz-agent-memory/config.json; none = file store only)")
+    parser.add_argument("--store", choices=STORE_MODES, default=default("auto"),
+                        help="auto: the logger when reachable, else the file store (default); "
+                             "logger: the logger or nothing; file: the file store only")
+    parser.add_argument("--project-root", metavar="DIR", default=default(None),
+                        help="project directory holding .agent-memory/ (default: the git top "
+                             "level of the working directory, else the working directory)")
+
+
+def build() -> Parser:
+    parser = Parser(
+        prog="agent-memory",
+        description="Record and read AI agents' dialogue messages. Every write lands first in "
+                    "the project's append-only outbox (.agent-memory/) and is forwarded to the "
+                    "fleet's AI Logger. Every command prints one JSON object on stdout.",
+        epilog="Exit codes: 0 success; 1 logger refused or failed; 2 usage; 3 file store "
+               "unavailable; 4 logger unreachable with no fallback; 5 not found; 6 configuration "
+               "invalid; 7 embedding unavailable where a vector is required.")
+    _globals(parser, suppress=False)
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+
+    def command(sub: argparse._SubParsersAction, name: str, help_text: str, **kw) -> Parser:
+        p = sub.add_parser(name, help=help_text, description=help_text, **kw)
+        _globals(p, suppress=True)
+        return p
+
+    session = command(commands, "session", "open, close or reopen a dialogue session")
+    session_sub = session.add_subparsers(dest="action", metavar="ACTION", parser_class=Parser)
+    s_open = command(session_sub, "open", "open a session")
+    s_open.add_argument("--session-id", required=True, metavar="ID")
+    s_open.add_argument("--project-id", required=True, metavar="P")
+    s_open.add_argument("--dialogue-kind", required=True, metavar="KIND,KIND",
+                        help="sender and receiver kinds, each human|model|tool|system")
+    s_open.add_argument("--participant", required=True, action="extend", nargs="+",
+                        metavar="NAME", dest="participants", help="one or more, repeatable")
+    s_open.add_argument("--title", metavar="T")
+    s_open.add_argument("--metadata", metavar="JSON", help="a JSON object kept verbatim")
+    for action in ("close", "reopen"):
+        p = command(session_sub, action, f"{action} a session")
+        p.add_argument("--session-id", required=True, metavar="ID")
+
+    write = command(commands, "write", "record one message (text from --text or stdin)")
+    write.add_argument("--session-id", required=True, metavar="ID")
+    write.add_argument("--sender-kind", required=True, metavar="K")
+    write.add_argument("--sender-identity", required=True, metavar="I")
+    write.add_argument("--receiver-kind", required=True, metavar="K")
+    write.add_argument("--receiver-identity", required=True, metavar="I")
+    write.add_argument("--text", metavar="T", help="the message text (else read from stdin)")
+    write.add_argument("--priority", type=int, metavar="N", help="0 = the ordinary flow")
+    write.add_argument("--message-id", metavar="UUID", help="for replays; default: a new UUID4")
+    write.add_argument("--occurred-at", metavar="RFC3339", help="when it happened; default: now")
+    write.add_argument("--relation", action="append", default=[], metavar="KIND:MESSAGE_ID",
+                       help="reply|influence|tool-result toward an earlier message; repeatable")
+    write.add_argument("--corrects", metavar="MESSAGE_ID", help="the message this one corrects")
+    write.add_argument("--attributes", metavar="JSON", help="a JSON object kept verbatim")
+    write.add_argument("--wait", type=float, default=1.0, metavar="SECONDS",
+                       help="how long to wait for a running watcher to confirm (default 1)")
+
+    read = command(commands, "read", "a window of a session's messages by sequence number")
+    read.add_argument("--session-id", required=True, metavar="ID")
+    read.add_argument("--start", type=int, default=0, metavar="N", help="first sequence number")
+    read.add_argument("--block-size", type=int, metavar="N")
+    read.add_argument("--continuation", metavar="C", help="resume where the last window ended")
+    read.add_argument("--mode", choices=("resolved", "full"), default="resolved")
+
+    get = command(commands, "get", "one message by its id")
+    get.add_argument("message_id", metavar="MESSAGE_ID")
+
+    sessions = command(commands, "sessions", "list sessions")
+    sessions.add_argument("--project-id", metavar="P")
+    sessions.add_argument("--lifecycle", choices=("open", "closed"))
+    sessions.add_argument("--participant", metavar="NAME")
+    sessions.add_argument("--dialogue-kind", metavar="KIND-to-KIND")
+    sessions.add_argument("--block-size", type=int, metavar="N")
+    sessions.add_argument("--continuation", metavar="C")
+
+    config = command(commands, "config", "write or check a configuration document")
+    config_sub = config.add_subparsers(dest="action", metavar="ACTION", parser_class=Parser)
+    gen = command(config_sub, "generate", "write a configuration document (0600)")
+    gen.add_argument("--output", required=True, metavar="PATH")
+    gen.add_argument("--logger-host", required=True, metavar="H")
+    gen.add_argument("--embed-host", required=True, metavar="H")
+    gen.add_argument("--logger-port", type=int, metavar="N",
+                     help="default 8080 for http, 8443 for https/mtls")
+    gen.add_argument("--embed-port", type=int, metavar="N",
+                     help="default 8080 for http, 8443 for https/mtls")
+    gen.add_argument("--protocol", choices=("http", "https", "mtls"),
+                     help="default: mtls when certificates are given, else http")
+    gen.add_argument("--logger-cert", metavar="F")
+    gen.add_argument("--logger-key", metavar="F")
+    gen.add_argument("--logger-ca", metavar="F")
+    gen.add_argument("--token", metavar="T")
+    gen.add_argument("--embed-model", metavar="M", help="default BAAI/bge-m3")
+    gen.add_argument("--embed-dimension", type=int, metavar="N", help="default 1024")
+    gen.add_argument("--force", action="store_true", help="replace an existing file")
+    command(config_sub, "validate", "check the configuration and print it, secrets redacted")
+
+    store = command(commands, "store", "manage the project's file store")
+    store_sub = store.add_subparsers(dest="action", metavar="ACTION", parser_class=Parser)
+    command(store_sub, "init", "create .agent-memory/ and, inside git, its ignore rule")
+    return parser

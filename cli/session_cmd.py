@@ -1,0 +1,55 @@
+"""`session open|close|reopen`: a session event appended to the outbox."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cli import inputs
+from cli.errors import RefusedError
+from cli.context import Context
+from outbox import contract, views
+
+
+def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
+    session_id = inputs.session_id(args.session_id)
+    attributes: dict[str, Any] = {}
+    if args.action == "open":
+        if not args.project_id.strip():
+            raise inputs.UsageError("--project-id must not be empty")
+        participants = [inputs.identity(p, "--participant") for p in args.participants]
+        attributes = {"project_id": args.project_id,
+                      "dialogue_kind": inputs.dialogue_kind(args.dialogue_kind),
+                      "participants": participants, "title": args.title,
+                      "metadata": inputs.json_object(args.metadata, "--metadata")
+                      if args.metadata is not None else None}
+    ctx.side()  # configuration problems and --store logger without a logger surface first
+    return record_event(ctx, session_id, args.action, attributes), "file"
+
+
+def record_event(ctx: Context, session_id: str, action: str,
+                 attributes: dict[str, Any]) -> dict[str, Any]:
+    """Append the event unless the store already shows its effect (an idempotent repeat)."""
+    store = ctx.store()
+    events, _bad = store.events(session_id)
+    state = views.lifecycle(events)
+    target = "closed" if action == "close" else "open"
+    if action == "open":
+        opened = [e for _f, e in events if e.event == "open"]
+        if opened:
+            first = opened[0]
+            same = (first.project_id, first.dialogue_kind, first.participants, first.title,
+                    first.metadata) == (attributes["project_id"], attributes["dialogue_kind"],
+                                        attributes["participants"], attributes["title"],
+                                        attributes["metadata"])
+            if not same:
+                raise RefusedError(f"session {session_id} was already opened with other "
+                                   "attributes", code=contract.SESSION_CONFLICT)
+            if state == "closed":
+                raise RefusedError(f"session {session_id} is closed: use `session reopen`",
+                                   code=contract.SESSION_CLOSED)
+            return {"session_id": session_id, "lifecycle": "open", "pending": False}
+    elif state == target:
+        return {"session_id": session_id, "lifecycle": target, "pending": False}
+    file, _event = store.append_event(session_id, action, **attributes)
+    return {"session_id": session_id, "lifecycle": target, "pending": True,
+            "file": file.relpath}

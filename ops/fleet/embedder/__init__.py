@@ -1,0 +1,1 @@
+"""The reference embedder: the embedding service's commands over deterministic local models."""

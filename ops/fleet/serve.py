@@ -1,0 +1,139 @@
+"""Run one service process: the framework app on a private socket, the gate on the public port.
+
+Shared by the logger and the embedder so both start, announce readiness and stop the same way:
+the app is served by hypercorn on a private loopback socket; every HTTP request first waits the
+`delay` switch; the gate (ops.fleet.gate) owns the public port and implements `drop`/`down`.
+Readiness is announced by writing `<service>.ready` ({"port", "pid"}) in the data directory once
+the app answers on its private socket, which is what `ops.fleet up` waits for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import signal
+import socket
+from pathlib import Path
+from typing import Any, Callable
+
+from ops.fleet import layout
+from ops.fleet.faults import FaultReader, Faults
+from ops.fleet.gate import Gate
+
+
+def with_delay(app: Any, faults: Callable[[], Faults]) -> Any:
+    """ASGI wrapper: hold every HTTP request for the `delay` switch before handling it."""
+
+    async def delayed(scope: dict, receive: Any, send: Any) -> None:
+        if scope.get("type") == "http":
+            delay = faults().delay
+            if delay > 0:
+                await asyncio.sleep(delay)
+        await app(scope, receive, send)
+
+    return delayed
+
+
+async def _answers(port: int, path: str = "/health", timeout: float = 2.0) -> bool:
+    """One plain HTTP GET on loopback; True on a 200 answer."""
+    try:
+        reader, writer = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", port), timeout)
+    except (OSError, asyncio.TimeoutError):
+        return False
+    try:
+        writer.write(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode())
+        await writer.drain()
+        line = await asyncio.wait_for(reader.readline(), timeout)
+        return b" 200 " in line
+    except (OSError, asyncio.TimeoutError):
+        return False
+    finally:
+        writer.close()
+
+
+def _write_ready(data: Path, service: str, port: int) -> None:
+    path = layout.ready_path(data, service)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps({"port": port, "pid": os.getpid()}))
+    os.replace(tmp, path)
+
+
+def base_app_config(service: str, queue: bool) -> dict[str, Any]:
+    """The adapter configuration both services share (plain http on loopback, no registration)."""
+    config: dict[str, Any] = {
+        "server": {"host": "127.0.0.1", "port": 0, "protocol": "http", "debug": False,
+                   "log_level": "WARNING"},
+        "registration": {"enabled": False},
+        "queue_manager": {"enabled": False},
+    }
+    if queue:
+        config["queue_manager"] = {
+            "enabled": True,
+            "in_memory": True,
+            "max_concurrent_jobs": 2,
+            "shutdown_timeout": 3.0,
+            "completed_job_retention_seconds": 600,
+        }
+    return config
+
+
+async def serve(service: str, data: Path, port: int, build_app: Callable[[], Any],
+                background: Callable[[], list] | None = None) -> None:
+    """Serve until SIGTERM/SIGINT. `build_app()` returns the ASGI app (built in this loop)."""
+    import hypercorn.asyncio
+    import hypercorn.config
+
+    logging.getLogger().setLevel(logging.WARNING)
+    data = Path(data)
+    reader = FaultReader(layout.faults_path(data), service)
+
+    private = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    private.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    private.bind(("127.0.0.1", 0))
+    private_port = private.getsockname()[1]
+
+    gate = Gate(port, private_port, reader.current)
+    public = gate.bind()  # fail early (port taken) and learn the port; listen comes later
+
+    app = with_delay(build_app(), reader.current)
+    cfg = hypercorn.config.Config()
+    cfg.bind = [f"fd://{private.fileno()}"]
+    cfg.loglevel = "WARNING"
+    cfg.accesslog = None
+    cfg.keep_alive_timeout = 75
+    cfg.graceful_timeout = 2
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+
+    server = asyncio.create_task(hypercorn.asyncio.serve(app, cfg, shutdown_trigger=stop.wait))
+    tasks: list[asyncio.Task] = []
+    try:
+        while not await _answers(private_port, timeout=5.0):
+            if server.done():
+                server.result()  # raise the reason it stopped
+                raise RuntimeError(f"{service}: server stopped before answering")
+            await asyncio.sleep(0.01)
+        # Listen publicly only now: processes the app forked at start-up (the queue) must not
+        # inherit the public socket, or `down` could not make connects fail.
+        if not reader.current().down:
+            await gate.open(public)
+        else:
+            public.close()
+        tasks.append(asyncio.create_task(gate.watch()))
+        for coro in (background() if background else []):
+            tasks.append(asyncio.create_task(coro))
+        _write_ready(data, service, gate.port)
+        await server
+    finally:
+        for task in tasks:
+            task.cancel()
+        await gate.close()
+        try:
+            layout.ready_path(data, service).unlink()
+        except FileNotFoundError:
+            pass

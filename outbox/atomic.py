@@ -1,0 +1,103 @@
+"""Durable, atomic file operations (maildir's protocol).
+
+A record becomes visible only under its final name, and only once its bytes are on disk:
+temporary file (O_EXCL, O_NOFOLLOW, 0600) -> write -> fsync -> link() to the final name (fails
+rather than overwrite) -> unlink the temporary -> fsync the directory. Moves are rename() plus an
+fsync of both directories; a missing directory fsync is the classic lost-file bug. Every operation
+works relative to a directory descriptor opened with O_NOFOLLOW, so a symlink planted in the store
+is refused instead of followed.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import uuid
+
+from outbox.names import TEMP_PREFIX
+
+DIR_MODE = 0o700
+FILE_MODE = 0o600
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+class UnsafePathError(OSError):
+    """A store path that is a symlink or not a directory."""
+
+
+def open_dir(path: str, dir_fd: int | None = None) -> int:
+    """Open a directory without following a symlink at its last component."""
+    try:
+        return os.open(path, _DIR_FLAGS, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise UnsafePathError(exc.errno, f"not a real directory (symlink or file): {path}") from exc
+        raise
+
+
+def ensure_dir(parent_fd: int, name: str) -> int:
+    """Open `name` under `parent_fd`, creating it 0700 (and syncing the parent) if missing."""
+    try:
+        os.mkdir(name, DIR_MODE, dir_fd=parent_fd)
+    except FileExistsError:
+        pass
+    else:
+        os.fsync(parent_fd)
+    return open_dir(name, dir_fd=parent_fd)
+
+
+def create_exclusive(dir_fd: int, name: str, data: bytes) -> None:
+    """Write `data` as the new file `name` in `dir_fd`; FileExistsError if the name is taken."""
+    temp = f"{TEMP_PREFIX}{os.getpid()}-{uuid.uuid4().hex}"
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                 FILE_MODE, dir_fd=dir_fd)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.link(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+    finally:
+        try:
+            os.unlink(temp, dir_fd=dir_fd)
+        except FileNotFoundError:
+            pass
+    os.fsync(dir_fd)
+
+
+def read_file(dir_fd: int, name: str) -> bytes:
+    """Read a whole file without following a symlink."""
+    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+    try:
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def move(src_fd: int, dst_fd: int, name: str) -> bool:
+    """Move `name` from one directory to another durably; False if it was already moved.
+
+    Tolerates a concurrent mover: a source that is gone while the destination holds the name
+    counts as moved by someone else.
+    """
+    try:
+        os.rename(name, name, src_dir_fd=src_fd, dst_dir_fd=dst_fd)
+    except FileNotFoundError:
+        try:
+            os.stat(name, dir_fd=dst_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            raise
+        return False
+    os.fsync(dst_fd)
+    os.fsync(src_fd)
+    return True

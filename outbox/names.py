@@ -1,0 +1,54 @@
+"""File names of the store: `<UTC time>-<uuid4>.<ext>`, sortable by time then uuid.
+
+Only names matching the final pattern are ever read; temporaries and anything else a person or
+tool leaves in the directory are ignored by every scan.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+
+STORE_DIR = ".agent-memory"
+IMPORTED_DIR = ".imported"
+QUARANTINE_DIR = ".quarantine"
+MESSAGE_EXT = ".msg"
+VECTOR_EXT = ".emb"
+EVENT_EXT = ".ses"
+FINAL_EXTS = (MESSAGE_EXT, VECTOR_EXT, EVENT_EXT)
+TEMP_PREFIX = ".tmp-"
+
+_FINAL_RE = re.compile(
+    r"^(\d{4}-\d{2}-\d{2}T\d{2}\.\d{2}\.\d{2}\.\d{3})-"
+    r"([0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12})\.(msg|emb|ses)$"
+)
+
+
+def time_stamp(moment: datetime) -> str:
+    """UTC, milliseconds, `:` written as `.` (portable and sortable)."""
+    utc = moment.astimezone(timezone.utc)
+    return utc.strftime("%Y-%m-%dT%H.%M.%S.") + f"{utc.microsecond // 1000:03d}"
+
+
+def final_name(moment: datetime, item_id: str, ext: str) -> str:
+    """The final name of a record created at `moment` with identity `item_id`."""
+    return f"{time_stamp(moment)}-{item_id}{ext}"
+
+
+def parse_final_name(name: str) -> tuple[str, str, str] | None:
+    """(time stamp, uuid, extension with dot) of a final name, or None for anything else."""
+    match = _FINAL_RE.match(name)
+    if match is None:
+        return None
+    return match.group(1), match.group(2), "." + match.group(3)
+
+
+def is_final(name: str, ext: str | None = None) -> bool:
+    """True when `name` is a final record name (of extension `ext` when given)."""
+    parsed = parse_final_name(name)
+    return parsed is not None and (ext is None or parsed[2] == ext)
+
+
+def sibling(name: str, ext: str) -> str:
+    """The same record's file of another extension (the `.emb` beside a `.msg`)."""
+    return name[: name.rindex(".")] + ext

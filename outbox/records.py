@@ -1,0 +1,112 @@
+"""The records the store holds, encoded and validated with msgspec.
+
+Every record carries `format_version` so a later release can read what an earlier one wrote.
+Field names follow the logger's `append_message` parameter set, so a `.msg` maps onto an import
+item without translation.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+FORMAT_VERSION = 1
+
+
+class Relation(msgspec.Struct, forbid_unknown_fields=True):
+    to_message_id: str
+    kind: str
+
+
+class MessageRecord(msgspec.Struct, forbid_unknown_fields=False):
+    """One message, as written by `write`."""
+
+    format_version: int
+    session_id: str
+    message_id: str
+    text: str
+    sender_kind: str
+    sender_identity: str
+    receiver_kind: str
+    receiver_identity: str
+    occurred_at: str
+    sequence_number: int
+    written_at: str
+    priority: int | None = None
+    relations: list[Relation] = []
+    corrects_message_id: str | None = None
+    attributes: dict[str, Any] | None = None
+
+    def import_item(self) -> dict[str, Any]:
+        """The `messages_import` / `append_message` parameter set of this message."""
+        item: dict[str, Any] = {
+            "session_id": self.session_id,
+            "message_id": self.message_id,
+            "text": self.text,
+            "sender_kind": self.sender_kind,
+            "sender_identity": self.sender_identity,
+            "receiver_kind": self.receiver_kind,
+            "receiver_identity": self.receiver_identity,
+            "occurred_at": self.occurred_at,
+            "relations": [{"to_message_id": r.to_message_id, "kind": r.kind} for r in self.relations],
+        }
+        if self.priority is not None:
+            item["priority"] = self.priority
+        if self.corrects_message_id is not None:
+            item["corrects_message_id"] = self.corrects_message_id
+        if self.attributes is not None:
+            item["attributes"] = self.attributes
+        return item
+
+
+class SessionEvent(msgspec.Struct, forbid_unknown_fields=False):
+    """A session command recorded in the outbox: open (with its attributes), close, reopen."""
+
+    format_version: int
+    event: Literal["open", "close", "reopen"]
+    event_id: str
+    session_id: str
+    occurred_at: str
+    project_id: str | None = None
+    dialogue_kind: list[str] | None = None
+    participants: list[str] | None = None
+    title: str | None = None
+    metadata: dict[str, Any] | None = None
+
+
+class VectorRecord(msgspec.Struct, forbid_unknown_fields=False):
+    """The embedding of one message, beside its `.msg`."""
+
+    format_version: int
+    message_id: str
+    model: str
+    dimension: int
+    embedding: list[float]
+
+
+_ENCODER = msgspec.json.Encoder()
+_DECODERS = {
+    MessageRecord: msgspec.json.Decoder(MessageRecord),
+    SessionEvent: msgspec.json.Decoder(SessionEvent),
+    VectorRecord: msgspec.json.Decoder(VectorRecord),
+}
+
+
+class RecordError(ValueError):
+    """A file that does not hold a record of the expected type and a known format version."""
+
+
+def encode(record: msgspec.Struct) -> bytes:
+    return _ENCODER.encode(record) + b"\n"
+
+
+def decode(data: bytes, kind: type) -> Any:
+    """Decode and check the format version; RecordError names what is wrong."""
+    try:
+        record = _DECODERS[kind].decode(data)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise RecordError(str(exc)) from exc
+    if record.format_version != FORMAT_VERSION:
+        raise RecordError(f"unsupported format_version {record.format_version}")
+    return record

@@ -1,0 +1,281 @@
+"""The append-only file store under `<project>/.agent-memory/`.
+
+Writers never lock: each record is a new file with a unique name, created atomically. The
+sequence number of a new message is the count of messages already in its session, pending and
+imported; concurrent writers may share one, which is why references go by message_id.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Iterator
+
+from outbox import atomic, names, records
+from outbox.availability import StoreUnavailable, check_available
+from outbox.contract import format_utc, is_valid_session_id, normalise_occurred_at
+
+PENDING = "pending"
+IMPORTED = "imported"
+QUARANTINED = "quarantined"
+_AREA_DIRS = {IMPORTED: names.IMPORTED_DIR, QUARANTINED: names.QUARANTINE_DIR}
+
+
+class MessageExists(Exception):
+    """A message with this message_id is already in the store (see `.existing`)."""
+
+    def __init__(self, existing: "StoredMessage") -> None:
+        super().__init__(existing.record.message_id)
+        self.existing = existing
+
+
+@dataclass(frozen=True)
+class StoredFile:
+    """A final-named file found by a scan: where it lies and its name."""
+
+    session_id: str
+    area: str  # PENDING | IMPORTED | QUARANTINED
+    name: str
+
+    @property
+    def item_id(self) -> str:
+        return names.parse_final_name(self.name)[1]
+
+    @property
+    def relpath(self) -> str:
+        """Path relative to the project root, for answers and warnings."""
+        area = "" if self.area == PENDING else _AREA_DIRS[self.area] + "/"
+        return f"{names.STORE_DIR}/{area}{self.session_id}/{self.name}"
+
+
+@dataclass(frozen=True)
+class StoredMessage:
+    file: StoredFile
+    record: records.MessageRecord
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """A final-named file whose content is not a valid record: reported, never fatal."""
+
+    file: StoredFile
+    reason: str
+
+    def warning(self) -> dict[str, str]:
+        return {"file": self.file.relpath, "reason": self.reason}
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class Store:
+    """One project's store. Opening it checks availability; nothing is created implicitly."""
+
+    def __init__(self, project_root: str) -> None:
+        self.project_root = project_root
+        self.path = check_available(project_root)
+        try:
+            self._fd = atomic.open_dir(self.path)
+        except OSError as exc:
+            raise StoreUnavailable(f"cannot open {self.path}: {exc.strerror or exc}") from exc
+
+    def close(self) -> None:
+        os.close(self._fd)
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- directories ---------------------------------------------------------------------------
+    def _area_fd(self, area: str, create: bool) -> int | None:
+        if area == PENDING:
+            return os.dup(self._fd)
+        name = _AREA_DIRS[area]
+        if create:
+            return atomic.ensure_dir(self._fd, name)
+        try:
+            return atomic.open_dir(name, dir_fd=self._fd)
+        except FileNotFoundError:
+            return None
+
+    def session_fd(self, session_id: str, area: str = PENDING, create: bool = False) -> int | None:
+        """A descriptor of a session's directory in `area`, or None when it does not exist."""
+        if not is_valid_session_id(session_id):
+            raise ValueError(f"invalid session id: {session_id!r}")
+        area_fd = self._area_fd(area, create)
+        if area_fd is None:
+            return None
+        try:
+            if create:
+                return atomic.ensure_dir(area_fd, session_id)
+            try:
+                return atomic.open_dir(session_id, dir_fd=area_fd)
+            except FileNotFoundError:
+                return None
+        finally:
+            os.close(area_fd)
+
+    def session_ids(self) -> list[str]:
+        """Every session with a directory in any area, sorted."""
+        found: set[str] = set()
+        for area in (PENDING, IMPORTED, QUARANTINED):
+            fd = self._area_fd(area, create=False)
+            if fd is None:
+                continue
+            try:
+                for entry in os.scandir(fd):
+                    if is_valid_session_id(entry.name) and entry.is_dir(follow_symlinks=False):
+                        found.add(entry.name)
+            finally:
+                os.close(fd)
+        return sorted(found)
+
+    # --- scans ---------------------------------------------------------------------------------
+    def files(self, session_id: str, ext: str | None = None,
+              areas: tuple[str, ...] = (PENDING, IMPORTED)) -> list[StoredFile]:
+        """Final-named files of a session, by area then name (time order)."""
+        out: list[StoredFile] = []
+        for area in areas:
+            fd = self.session_fd(session_id, area)
+            if fd is None:
+                continue
+            try:
+                listed = sorted(n for n in os.listdir(fd) if names.is_final(n, ext))
+            finally:
+                os.close(fd)
+            out.extend(StoredFile(session_id, area, n) for n in listed)
+        return out
+
+    def read_bytes(self, file: StoredFile) -> bytes:
+        fd = self.session_fd(file.session_id, file.area)
+        if fd is None:
+            raise FileNotFoundError(file.name)
+        try:
+            return atomic.read_file(fd, file.name)
+        finally:
+            os.close(fd)
+
+    def load(self, file: StoredFile, kind: type) -> Any:
+        """Decode one file; raises records.RecordError or OSError."""
+        return records.decode(self.read_bytes(file), kind)
+
+    def messages(self, session_id: str, areas: tuple[str, ...] = (PENDING, IMPORTED)
+                 ) -> tuple[list[StoredMessage], list[Unreadable]]:
+        """The session's messages (pending and imported) and the files that did not parse."""
+        good: list[StoredMessage] = []
+        bad: list[Unreadable] = []
+        for file in self.files(session_id, names.MESSAGE_EXT, areas):
+            try:
+                record = self.load(file, records.MessageRecord)
+            except FileNotFoundError:
+                continue  # moved by a concurrent syncer between listing and reading
+            except (OSError, records.RecordError) as exc:
+                bad.append(Unreadable(file, str(exc)))
+                continue
+            if record.message_id != file.item_id or record.session_id != session_id:
+                bad.append(Unreadable(file, "record does not match its file name"))
+                continue
+            good.append(StoredMessage(file, record))
+        return good, bad
+
+    def events(self, session_id: str) -> tuple[list[tuple[StoredFile, records.SessionEvent]],
+                                               list[Unreadable]]:
+        """The session's events, pending and imported, in time order."""
+        good, bad = [], []
+        for file in self.files(session_id, names.EVENT_EXT):
+            try:
+                good.append((file, self.load(file, records.SessionEvent)))
+            except FileNotFoundError:
+                continue
+            except (OSError, records.RecordError) as exc:
+                bad.append(Unreadable(file, str(exc)))
+        good.sort(key=lambda pair: pair[0].name)
+        return good, bad
+
+    def find_message(self, message_id: str, session_id: str | None = None) -> StoredMessage | None:
+        """Look a message up by id (names carry it); None when the store does not hold it."""
+        sessions = [session_id] if session_id is not None else self.session_ids()
+        suffix = f"-{message_id}{names.MESSAGE_EXT}"
+        for sid in sessions:
+            for file in self.files(sid, names.MESSAGE_EXT, (PENDING, IMPORTED, QUARANTINED)):
+                if file.name.endswith(suffix):
+                    try:
+                        return StoredMessage(file, self.load(file, records.MessageRecord))
+                    except FileNotFoundError:
+                        continue  # moved meanwhile; the rescan below finds it
+        return None
+
+    # --- writes --------------------------------------------------------------------------------
+    def append_message(self, fields: dict[str, Any]) -> StoredMessage:
+        """Create the `.msg` of a new message. `fields` are already validated.
+
+        Raises MessageExists when the message_id is already stored in the session (the caller
+        decides whether that is an identical retry or a conflict).
+        """
+        session_id = fields["session_id"]
+        message_id = fields.get("message_id") or str(uuid.uuid4())
+        now = utc_now()
+        occurred_at = (normalise_occurred_at(fields["occurred_at"]) if fields.get("occurred_at")
+                       else format_utc(now))
+        existing = [f for f in self.files(session_id, names.MESSAGE_EXT,
+                                           (PENDING, IMPORTED, QUARANTINED))]
+        for file in existing:
+            if file.item_id == message_id:
+                raise MessageExists(StoredMessage(file, self.load(file, records.MessageRecord)))
+        record = records.MessageRecord(
+            format_version=records.FORMAT_VERSION,
+            session_id=session_id,
+            message_id=message_id,
+            text=fields["text"],
+            sender_kind=fields["sender_kind"],
+            sender_identity=fields["sender_identity"],
+            receiver_kind=fields["receiver_kind"],
+            receiver_identity=fields["receiver_identity"],
+            occurred_at=occurred_at,
+            sequence_number=sum(1 for f in existing if f.area != QUARANTINED),
+            written_at=format_utc(now),
+            priority=fields.get("priority"),
+            relations=[records.Relation(**r) for r in fields.get("relations") or []],
+            corrects_message_id=fields.get("corrects_message_id"),
+            attributes=fields.get("attributes"),
+        )
+        name = names.final_name(_parse(occurred_at), message_id, names.MESSAGE_EXT)
+        self._create(session_id, name, records.encode(record))
+        return StoredMessage(StoredFile(session_id, PENDING, name), record)
+
+    def append_event(self, session_id: str, event: str, **attributes: Any) -> tuple[StoredFile, records.SessionEvent]:
+        """Record a session event (open with its attributes, close, reopen)."""
+        now = utc_now()
+        record = records.SessionEvent(
+            format_version=records.FORMAT_VERSION, event=event, event_id=str(uuid.uuid4()),
+            session_id=session_id, occurred_at=format_utc(now), **attributes)
+        name = names.final_name(now, record.event_id, names.EVENT_EXT)
+        self._create(session_id, name, records.encode(record))
+        return StoredFile(session_id, PENDING, name), record
+
+    def append_vector(self, session_id: str, message_name: str, record: records.VectorRecord) -> StoredFile:
+        """Write the `.emb` beside a pending message (same stem)."""
+        name = names.sibling(message_name, names.VECTOR_EXT)
+        self._create(session_id, name, records.encode(record))
+        return StoredFile(session_id, PENDING, name)
+
+    def _create(self, session_id: str, name: str, data: bytes) -> None:
+        fd = self.session_fd(session_id, PENDING, create=True)
+        try:
+            atomic.create_exclusive(fd, name, data)
+        finally:
+            os.close(fd)
+
+    def iter_sessions_messages(self) -> Iterator[tuple[str, list[StoredMessage], list[Unreadable]]]:
+        for session_id in self.session_ids():
+            good, bad = self.messages(session_id)
+            yield session_id, good, bad
+
+
+def _parse(stored: str) -> datetime:
+    return datetime.strptime(stored, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc)

@@ -1,0 +1,113 @@
+"""The store's contents in the logger's data shape (see outbox/contract.py).
+
+Offline reads must look like the logger's answers so an agent's code does not care which side
+answered. Pure functions over records; no I/O here.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from outbox import contract, records
+from outbox.store import StoredFile, StoredMessage
+
+
+def message_entry(stored: StoredMessage) -> dict[str, Any]:
+    """MESSAGE_ENTRY of a stored message, plus `outbox`: pending | imported | quarantined."""
+    r = stored.record
+    return {
+        "message_id": r.message_id,
+        "session_id": r.session_id,
+        "sequence_number": r.sequence_number,
+        "text": r.text,
+        "sender_kind": r.sender_kind,
+        "sender_identity": r.sender_identity,
+        "receiver_kind": r.receiver_kind,
+        "receiver_identity": r.receiver_identity,
+        "priority": contract.DEFAULT_PRIORITY if r.priority is None else r.priority,
+        "relations": [{"to_message_id": x.to_message_id, "kind": x.kind} for x in r.relations],
+        "corrects_message_id": r.corrects_message_id,
+        "attributes": r.attributes or {},
+        "occurred_at": r.occurred_at,
+        "received_at": r.written_at,
+        "soft_deleted": False,
+        "outbox": stored.file.area,
+    }
+
+
+def journal_window(messages: Iterable[StoredMessage], *, start: int, block_size: int,
+                   mode: str) -> dict[str, Any]:
+    """A `messages_read` window: entries with sequence_number >= start, in arrival order.
+
+    Concurrent writers may give two messages one sequence number; a block never splits such a
+    group, so following continuations never skips a message.
+    """
+    ordered = sorted(messages, key=lambda m: (m.record.sequence_number, m.file.name))
+    entries = [message_entry(m) for m in ordered]
+    if mode == "resolved":
+        entries = contract.resolve_corrections(entries)
+    selected = [e for e in entries if e["sequence_number"] >= start]
+    block = selected[:block_size]
+    if block and len(selected) > len(block):
+        last = block[-1]["sequence_number"]
+        block.extend(e for e in selected[len(block):] if e["sequence_number"] == last)
+    more = len(selected) > len(block)
+    return {
+        "messages": block,
+        "more": more,
+        "continuation": contract.encode_continuation(block[-1]["sequence_number"] + 1) if more else None,
+    }
+
+
+def session_entry(session_id: str,
+                  events: list[tuple[StoredFile, records.SessionEvent]]) -> dict[str, Any]:
+    """SESSION_ENTRY from the events the store holds; attributes unknown locally are None.
+
+    A session opened in the logger and written here only while the logger was down has messages
+    but no local `open` event: it is still listed, with what is known.
+    """
+    entry: dict[str, Any] = {"session_id": session_id, "project_id": None, "lifecycle": None,
+                             "dialogue_kind": None, "participants": None, "created_at": None,
+                             "title": None, "metadata": None}
+    for _file, event in events:
+        if event.event == "open" and entry["created_at"] is None:
+            entry.update(project_id=event.project_id, participants=event.participants,
+                         dialogue_kind=contract.dialogue_kind_label(event.dialogue_kind)
+                         if event.dialogue_kind else None,
+                         created_at=event.occurred_at, title=event.title, metadata=event.metadata)
+        entry["lifecycle"] = "closed" if event.event == "close" else "open"
+    return entry
+
+
+def lifecycle(events: list[tuple[StoredFile, records.SessionEvent]]) -> str | None:
+    """The session's state by its last local event; None when the store has no event of it."""
+    if not events:
+        return None
+    return "closed" if events[-1][1].event == "close" else "open"
+
+
+def filter_sessions(entries: list[dict[str, Any]], *, project_id: str | None,
+                    lifecycle_state: str | None, participant: str | None,
+                    dialogue_kind: str | None) -> list[dict[str, Any]]:
+    """The `sessions_list` axes, conjunctive; an omitted axis constrains nothing."""
+    out = []
+    for e in entries:
+        if project_id is not None and e["project_id"] != project_id:
+            continue
+        if lifecycle_state is not None and e["lifecycle"] != lifecycle_state:
+            continue
+        if participant is not None and participant not in (e["participants"] or []):
+            continue
+        if dialogue_kind is not None and e["dialogue_kind"] != dialogue_kind:
+            continue
+        out.append(e)
+    return out
+
+
+def page(entries: list[dict[str, Any]], *, offset: int, block_size: int) -> dict[str, Any]:
+    """A block of a list with the continuation of the next block."""
+    block = entries[offset:offset + block_size]
+    more = offset + len(block) < len(entries)
+    return {"more": more,
+            "continuation": contract.encode_continuation(offset + len(block)) if more else None,
+            "block": block}

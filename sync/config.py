@@ -1,0 +1,203 @@
+"""agent-memory's configuration: one JSON document, found, validated and redacted here.
+
+Lookup order: `--config`, else `$AGENT_MEMORY_CONFIG`, else
+`~/.config/vvz-agent-memory/config.json`. No document at all is valid: it means the file store
+only (the embedded default). A document that is named but missing, unreadable or wrong is
+invalid (exit 6), because silently falling back to file-only would hide a broken deployment.
+
+Pure standard library: every CLI call loads the configuration, including the fast write path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+ENV_VAR = "AGENT_MEMORY_CONFIG"
+DEFAULT_PATH = os.path.join("~", ".config", "vvz-agent-memory", "config.json")
+SECTIONS = ("ailogger_client", "embedding_client", "embedding_model")
+PROTOCOLS = ("http", "https", "mtls")
+DEFAULT_EMBEDDING_MODEL = {"model": "BAAI/bge-m3", "dimension": 1024}
+REDACTED = "***"
+_SSL_FILES = ("cert", "key", "ca")
+
+
+class ConfigInvalid(Exception):
+    """The configuration cannot be used; `problems` lists every reason found."""
+
+    def __init__(self, source: str | None, problems: list[str]) -> None:
+        where = source or "configuration"
+        super().__init__(f"{where}: " + "; ".join(problems))
+        self.source = source
+        self.problems = problems
+
+
+@dataclass(frozen=True)
+class Config:
+    """A validated document (or the embedded default when `source` is None)."""
+
+    source: str | None
+    document: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def base_dir(self) -> str:
+        return os.path.dirname(self.source) if self.source else os.getcwd()
+
+    @property
+    def logger(self) -> dict[str, Any] | None:
+        return self.document.get("ailogger_client")
+
+    @property
+    def embedder(self) -> dict[str, Any] | None:
+        return self.document.get("embedding_client")
+
+    @property
+    def embedding_model(self) -> dict[str, Any]:
+        return {**DEFAULT_EMBEDDING_MODEL, **self.document.get("embedding_model", {})}
+
+    def resolve_path(self, path: str) -> str:
+        """Relative paths in the document resolve against the document's directory."""
+        return os.path.normpath(os.path.join(self.base_dir, os.path.expanduser(path)))
+
+
+def locate(explicit: str | None) -> tuple[str | None, bool]:
+    """(path, required): the document to read and whether its absence is an error."""
+    if explicit:
+        return os.path.abspath(os.path.expanduser(explicit)), True
+    env = os.environ.get(ENV_VAR)
+    if env:
+        return os.path.abspath(os.path.expanduser(env)), True
+    return os.path.expanduser(DEFAULT_PATH), False
+
+
+def load(explicit: str | None = None) -> Config:
+    """Find, read and validate the configuration; ConfigInvalid lists what is wrong."""
+    path, required = locate(explicit)
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read()
+    except FileNotFoundError:
+        if required:
+            raise ConfigInvalid(path, ["file not found"]) from None
+        return Config(None)
+    except OSError as exc:
+        raise ConfigInvalid(path, [f"cannot read: {exc.strerror or exc}"]) from None
+    try:
+        document = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigInvalid(path, [f"not valid JSON: {exc}"]) from None
+    config = Config(path, document if isinstance(document, dict) else {})
+    problems = validate(document, config)
+    if problems:
+        raise ConfigInvalid(path, problems)
+    return config
+
+
+def validate(document: Any, config: Config) -> list[str]:
+    """Every problem of a document: shape, types, and that referenced files exist."""
+    if not isinstance(document, dict):
+        return ["the document must be a JSON object"]
+    problems = [f"unknown section {key!r} (expected one of {', '.join(SECTIONS)})"
+                for key in document if key not in SECTIONS]
+    for name in ("ailogger_client", "embedding_client"):
+        if name in document:
+            problems += _client_section(name, document[name], config)
+    if "embedding_model" in document:
+        problems += _model_section(document["embedding_model"])
+    return problems
+
+
+def _client_section(name: str, section: Any, config: Config) -> list[str]:
+    if not isinstance(section, dict):
+        return [f"{name} must be an object"]
+    problems: list[str] = []
+    protocol = section.get("protocol", "http")
+    if protocol not in PROTOCOLS:
+        problems.append(f"{name}.protocol must be one of {', '.join(PROTOCOLS)}, got {protocol!r}")
+    server = section.get("server")
+    if not isinstance(server, dict):
+        problems.append(f"{name}.server must be an object with host and port")
+    else:
+        host = server.get("host")
+        if not isinstance(host, str) or not host.strip():
+            problems.append(f"{name}.server.host must be a non-empty string")
+        port = server.get("port")
+        if not isinstance(port, int) or isinstance(port, bool) or not 1 <= port <= 65535:
+            problems.append(f"{name}.server.port must be an integer from 1 to 65535, got {port!r}")
+    client = section.get("client", {})
+    if not isinstance(client, dict):
+        problems.append(f"{name}.client must be an object")
+        client = {}
+    timeout = client.get("timeout")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
+                                or not timeout > 0):
+        problems.append(f"{name}.client.timeout must be a number greater than 0, got {timeout!r}")
+    ssl_files: dict[str, Any] = {}
+    for where, ssl in ((f"{name}.ssl", section.get("ssl", {})),
+                       (f"{name}.client.ssl", client.get("ssl", {}))):
+        if not isinstance(ssl, dict):
+            problems.append(f"{where} must be an object")
+            continue
+        for key in _SSL_FILES:
+            value = ssl.get(key)
+            if value is None:
+                continue
+            if not isinstance(value, str) or not value:
+                problems.append(f"{where}.{key} must be a file path")
+            elif not os.path.isfile(config.resolve_path(value)):
+                problems.append(f"{where}.{key}: file not found: {config.resolve_path(value)}")
+            else:
+                ssl_files[key] = value
+        check = ssl.get("check_hostname")
+        if check is not None and not isinstance(check, bool):
+            problems.append(f"{where}.check_hostname must be true or false")
+    if protocol == "mtls":
+        missing = [k for k in ("cert", "key") if k not in ssl_files]
+        if missing:
+            problems.append(f"{name}: protocol mtls needs ssl {' and '.join(missing)}")
+    auth = section.get("auth", {})
+    if not isinstance(auth, dict):
+        problems.append(f"{name}.auth must be an object")
+    else:
+        for key in ("token", "token_header"):
+            if key in auth and not isinstance(auth[key], str):
+                problems.append(f"{name}.auth.{key} must be a string")
+    return problems
+
+
+def _model_section(section: Any) -> list[str]:
+    if not isinstance(section, dict):
+        return ["embedding_model must be an object with model and dimension"]
+    problems = []
+    model = section.get("model", DEFAULT_EMBEDDING_MODEL["model"])
+    if not isinstance(model, str) or not model.strip():
+        problems.append("embedding_model.model must be a non-empty string")
+    dimension = section.get("dimension", DEFAULT_EMBEDDING_MODEL["dimension"])
+    if not isinstance(dimension, int) or isinstance(dimension, bool) or dimension <= 0:
+        problems.append(f"embedding_model.dimension must be a positive integer, got {dimension!r}")
+    return problems
+
+
+def redacted_view(config: Config) -> dict[str, Any]:
+    """The resolved document for display: absolute file paths, tokens replaced by ***."""
+    view: dict[str, Any] = {}
+    for name in ("ailogger_client", "embedding_client"):
+        section = config.document.get(name)
+        if section is None:
+            view[name] = None
+            continue
+        shown = json.loads(json.dumps(section))
+        shown.setdefault("protocol", "http")
+        for ssl in (shown.get("ssl"), (shown.get("client") or {}).get("ssl")):
+            if isinstance(ssl, dict):
+                for key in _SSL_FILES:
+                    if isinstance(ssl.get(key), str):
+                        ssl[key] = config.resolve_path(ssl[key])
+        auth = shown.get("auth")
+        if isinstance(auth, dict) and auth.get("token"):
+            auth["token"] = REDACTED
+        view[name] = shown
+    view["embedding_model"] = config.embedding_model
+    return view
