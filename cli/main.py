@@ -5,7 +5,8 @@ from __future__ import annotations
 import sys
 
 from cli import output
-from cli.errors import CliError, UsageError
+from cli.errors import CliError, StoreUnavailableError, UsageError
+from outbox.atomic import UnsafePathError
 from cli.parser import VERSION, build
 
 
@@ -53,6 +54,10 @@ def main(argv: list[str] | None = None) -> int:
     except CliError as exc:
         output.failure(exc)
         return exc.exit_code
+    except UnsafePathError as exc:
+        error = StoreUnavailableError(f"refused: {exc.strerror}", code="STORE_UNSAFE_PATH")
+        output.failure(error)
+        return error.exit_code
     except KeyboardInterrupt:
         output.failure(CliError("interrupted", code="INTERRUPTED"))
         return 130
