@@ -1,0 +1,69 @@
+"""Concurrent writers lose nothing; a writer killed between temporary file and link leaves no
+visible partial message."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from amtest import message_args
+
+WRITER = textwrap.dedent("""
+    import sys
+    from cli.main import main
+    for i in range(int(sys.argv[2])):
+        rc = main(["--store", "file", "write", "--session-id", "shared", "--sender-kind", "model",
+                   "--sender-identity", "w" + sys.argv[1], "--receiver-kind", "human",
+                   "--receiver-identity", "h", "--text", f"writer {sys.argv[1]} message {i}"])
+        if rc != 0:
+            sys.exit(rc)
+""")
+
+
+@pytest.mark.slow
+def test_eight_concurrent_writers_lose_nothing(project):
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(w), "100"], cwd=project.root,
+                              env=project.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+             for w in range(8)]
+    for proc in procs:
+        _out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err.decode()
+    names = project.files("shared")
+    assert len(names) == 800
+    texts = set()
+    for name in names:
+        with open(os.path.join(project.store, "shared", name), "rb") as handle:
+            record = json.loads(handle.read())
+        assert record["message_id"] in name
+        texts.add(record["text"])
+    assert texts == {f"writer {w} message {i}" for w in range(8) for i in range(100)}
+    read = project.cli("read", "--session-id", "shared", "--block-size", "1000", "--mode", "full")
+    assert len(read.data["messages"]) == 800 and "warnings" not in read.data
+
+
+KILLED_WRITER = textwrap.dedent("""
+    import os, signal, sys
+    real_link = os.link
+    def die_before_link(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGKILL)
+    os.link = die_before_link
+    from cli.main import main
+    main(sys.argv[1:])
+""")
+
+
+@pytest.mark.slow
+def test_writer_killed_between_temporary_and_link_leaves_nothing_visible(project):
+    proc = subprocess.run([sys.executable, "-c", KILLED_WRITER, *message_args("s1", "doomed")],
+                          cwd=project.root, env=project.env, capture_output=True)
+    assert proc.returncode == -9
+    leftovers = project.files("s1")
+    assert len(leftovers) == 1 and leftovers[0].startswith(".tmp-")  # the fsynced temporary
+    read = project.cli("read", "--session-id", "s1")
+    assert read.data["messages"] == [] and "warnings" not in read.data
+    assert project.cli(*message_args("s1", "survivor")).data["sequence_number"] == 0
+    texts = [m["text"] for m in project.cli("read", "--session-id", "s1").data["messages"]]
+    assert texts == ["survivor"]
