@@ -7,7 +7,7 @@ import sys
 from cli import output
 from cli.errors import CliError, StoreUnavailableError, UsageError
 from outbox.atomic import UnsafePathError
-from cli.parser import VERSION, build
+from cli.parser import VERSION, build, command_in
 
 
 def _dispatch(ctx, args) -> tuple[object, str]:
@@ -31,7 +31,9 @@ def _dispatch(ctx, args) -> tuple[object, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build()
+    if argv is None:
+        argv = sys.argv[1:]
+    parser = build(command_in(argv))
     ctx = None
     try:
         try:

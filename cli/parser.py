@@ -32,7 +32,45 @@ def _globals(parser: argparse.ArgumentParser, suppress: bool) -> None:
                              "level of the working directory, else the working directory)")
 
 
-def build() -> Parser:
+def command(sub: argparse._SubParsersAction, name: str, help_text: str) -> Parser:
+    """A (sub)command parser that also accepts the global options after its name."""
+    p = sub.add_parser(name, help=help_text, description=help_text)
+    _globals(p, suppress=True)
+    return p
+
+
+COMMANDS = {
+    "session": "open, close or reopen a dialogue session",
+    "write": "record one message (text from --text or stdin)",
+    "read": "a window of a session's messages by sequence number",
+    "get": "one message by its id",
+    "sessions": "list sessions",
+    "config": "write or check a configuration document",
+    "store": "manage the project's file store",
+}
+
+
+_VALUED_GLOBALS = ("--config", "--store", "--project-root")
+
+
+def command_in(argv: list[str]) -> str | None:
+    """The command name in `argv` (the first word that is not a global option or its value)."""
+    skip = False
+    for token in argv:
+        if skip:
+            skip = False
+            continue
+        if token in _VALUED_GLOBALS:
+            skip = True
+            continue
+        if not token.startswith("-"):
+            return token
+    return None
+
+
+def build(only: str | None = None) -> Parser:
+    """The parser. With `only`, just that command gets its options; the others are listed by
+    name, which keeps start-up short on the write path (an agent pays it on every message)."""
     parser = Parser(
         prog="agent-memory",
         description="Record and read AI agents' dialogue messages. Every write lands first in "
@@ -45,12 +83,15 @@ def build() -> Parser:
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
 
-    def command(sub: argparse._SubParsersAction, name: str, help_text: str, **kw) -> Parser:
-        p = sub.add_parser(name, help=help_text, description=help_text, **kw)
-        _globals(p, suppress=True)
-        return p
+    for name, help_text in COMMANDS.items():
+        if only is not None and name != only:
+            commands.add_parser(name, help=help_text)
+        else:
+            _ADD[name](command(commands, name, help_text))
+    return parser
 
-    session = command(commands, "session", "open, close or reopen a dialogue session")
+
+def _session(session: Parser) -> None:
     session_sub = session.add_subparsers(dest="action", metavar="ACTION", parser_class=Parser)
     s_open = command(session_sub, "open", "open a session")
     s_open.add_argument("--session-id", required=True, metavar="ID")
@@ -65,7 +106,8 @@ def build() -> Parser:
         p = command(session_sub, action, f"{action} a session")
         p.add_argument("--session-id", required=True, metavar="ID")
 
-    write = command(commands, "write", "record one message (text from --text or stdin)")
+
+def _write(write: Parser) -> None:
     write.add_argument("--session-id", required=True, metavar="ID")
     write.add_argument("--sender-kind", required=True, metavar="K")
     write.add_argument("--sender-identity", required=True, metavar="I")
@@ -82,17 +124,20 @@ def build() -> Parser:
     write.add_argument("--wait", type=float, default=1.0, metavar="SECONDS",
                        help="how long to wait for a running watcher to confirm (default 1)")
 
-    read = command(commands, "read", "a window of a session's messages by sequence number")
+
+def _read(read: Parser) -> None:
     read.add_argument("--session-id", required=True, metavar="ID")
     read.add_argument("--start", type=int, default=0, metavar="N", help="first sequence number")
     read.add_argument("--block-size", type=int, metavar="N")
     read.add_argument("--continuation", metavar="C", help="resume where the last window ended")
     read.add_argument("--mode", choices=("resolved", "full"), default="resolved")
 
-    get = command(commands, "get", "one message by its id")
+
+def _get(get: Parser) -> None:
     get.add_argument("message_id", metavar="MESSAGE_ID")
 
-    sessions = command(commands, "sessions", "list sessions")
+
+def _sessions(sessions: Parser) -> None:
     sessions.add_argument("--project-id", metavar="P")
     sessions.add_argument("--lifecycle", choices=("open", "closed"))
     sessions.add_argument("--participant", metavar="NAME")
@@ -100,7 +145,8 @@ def build() -> Parser:
     sessions.add_argument("--block-size", type=int, metavar="N")
     sessions.add_argument("--continuation", metavar="C")
 
-    config = command(commands, "config", "write or check a configuration document")
+
+def _config(config: Parser) -> None:
     config_sub = config.add_subparsers(dest="action", metavar="ACTION", parser_class=Parser)
     gen = command(config_sub, "generate", "write a configuration document (0600)")
     gen.add_argument("--output", required=True, metavar="PATH")
@@ -121,7 +167,11 @@ def build() -> Parser:
     gen.add_argument("--force", action="store_true", help="replace an existing file")
     command(config_sub, "validate", "check the configuration and print it, secrets redacted")
 
-    store = command(commands, "store", "manage the project's file store")
+
+def _store(store: Parser) -> None:
     store_sub = store.add_subparsers(dest="action", metavar="ACTION", parser_class=Parser)
     command(store_sub, "init", "create .agent-memory/ and, inside git, its ignore rule")
-    return parser
+
+
+_ADD = {"session": _session, "write": _write, "read": _read, "get": _get,
+        "sessions": _sessions, "config": _config, "store": _store}

@@ -7,8 +7,8 @@ from typing import Any
 from cli import inputs
 from cli.context import Context
 from cli.errors import RefusedError
-from outbox import contract, views
-from outbox.store import MessageExists, StoredMessage
+from outbox import contract, encoding
+from outbox.store import MessageExists, StoredFile
 
 
 def fields_from(args) -> dict[str, Any]:
@@ -36,20 +36,18 @@ def fields_from(args) -> dict[str, Any]:
     return fields
 
 
-def append_answer(stored: StoredMessage) -> dict[str, Any]:
+def append_answer(file: StoredFile, record: dict[str, Any]) -> dict[str, Any]:
     """The logger's five append facts, plus where the message waits in the outbox."""
-    r = stored.record
-    return {"message_id": r.message_id, "sequence_number": r.sequence_number,
-            "audience": {"receiver_kind": r.receiver_kind,
-                         "receiver_identity": r.receiver_identity},
-            **contract.excerpts(r.text), "occurred_at": r.occurred_at,
-            "outbox": stored.file.area,
-            "file": stored.file.relpath}
+    return {"message_id": record["message_id"], "sequence_number": record["sequence_number"],
+            "audience": {"receiver_kind": record["receiver_kind"],
+                         "receiver_identity": record["receiver_identity"]},
+            **contract.excerpts(record["text"]), "occurred_at": record["occurred_at"],
+            "outbox": file.area, "file": file.relpath}
 
 
-def same_content(stored: StoredMessage, fields: dict[str, Any]) -> bool:
+def same_content(record: dict[str, Any], fields: dict[str, Any]) -> bool:
     """Is `fields` an identical retry of the stored message (the logger's retry rule)?"""
-    item = stored.record.import_item()
+    item = encoding.import_item(record)
     wanted = dict(fields)
     if "occurred_at" in wanted:
         wanted["occurred_at"] = contract.normalise_occurred_at(wanted["occurred_at"])
@@ -65,15 +63,15 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
     fields = fields_from(args)
     ctx.side()
     store = ctx.store()
-    events, _bad = store.events(fields["session_id"])
-    if views.lifecycle(events) == "closed":
+    if store.last_event(fields["session_id"]) == "close":
         raise RefusedError(f"session {fields['session_id']} is closed: reopen it first",
                            code=contract.SESSION_CLOSED)
     try:
-        stored = store.append_message(fields)
+        file, record = store.append_message(fields)
     except MessageExists as exc:
-        if not same_content(exc.existing, fields):
+        from outbox.records import as_dict
+        file, record = exc.existing.file, as_dict(exc.existing.record)
+        if not same_content(record, fields):
             raise RefusedError(f"message {fields['message_id']} already exists with different "
                                "content", code=contract.MESSAGE_CONFLICT) from None
-        stored = exc.existing
-    return append_answer(stored), "file"
+    return append_answer(file, record), "file"

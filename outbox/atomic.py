@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import errno
 import os
-import uuid
 
 from outbox.names import TEMP_PREFIX
 
@@ -48,7 +47,7 @@ def ensure_dir(parent_fd: int, name: str) -> int:
 
 def create_exclusive(dir_fd: int, name: str, data: bytes) -> None:
     """Write `data` as the new file `name` in `dir_fd`; FileExistsError if the name is taken."""
-    temp = f"{TEMP_PREFIX}{os.getpid()}-{uuid.uuid4().hex}"
+    temp = f"{TEMP_PREFIX}{os.getpid()}-{os.urandom(16).hex()}"
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
                  FILE_MODE, dir_fd=dir_fd)
     try:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import stat
-import subprocess
 
 from outbox.names import STORE_DIR
 
@@ -19,29 +18,49 @@ class StoreUnavailable(Exception):
 
 
 def git_toplevel(directory: str) -> str | None:
-    """The git work tree's top level containing `directory`, or None outside git."""
+    """The git work tree's top level containing `directory`, or None outside git.
+
+    Found the way git finds it, by the nearest `.git` entry (a directory, or a file for linked
+    work trees and submodules), without paying for a git process on every command.
+    """
+    current = os.path.abspath(directory)
+    while True:
+        if os.path.lexists(os.path.join(current, ".git")):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
+def _git_status(args: list[str], cwd: str) -> int | None:
+    """Exit status of a quiet git command, or None when git is not installed.
+
+    os.posix_spawnp rather than subprocess: this runs on every write, and importing
+    subprocess costs more than the spawn itself.
+    """
+    devnull = os.open(os.devnull, os.O_RDWR)
     try:
-        done = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=directory,
-                              capture_output=True, text=True, check=False)
-    except (FileNotFoundError, NotADirectoryError):
+        pid = os.posix_spawnp("git", ["git", "-C", cwd, *args], os.environ,
+                              file_actions=[(os.POSIX_SPAWN_DUP2, devnull, 0),
+                                            (os.POSIX_SPAWN_DUP2, devnull, 1),
+                                            (os.POSIX_SPAWN_DUP2, devnull, 2)])
+    except FileNotFoundError:
         return None
-    if done.returncode != 0:
-        return None
-    return done.stdout.strip() or None
+    finally:
+        os.close(devnull)
+    _pid, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status)
 
 
 def git_ignores(project_root: str, relative: str) -> bool | None:
     """True/False whether git ignores `relative` under `project_root`; None outside a work tree."""
-    try:
-        done = subprocess.run(["git", "check-ignore", "-q", "--no-index", relative],
-                              cwd=project_root, capture_output=True, check=False)
-    except FileNotFoundError:
-        return None
-    if done.returncode == 0:
+    status = _git_status(["check-ignore", "-q", "--no-index", relative], project_root)
+    if status == 0:
         return True
-    if done.returncode == 1:
+    if status == 1:
         return False
-    return None  # 128: not a git work tree
+    return None  # 128: not a git work tree (or git missing)
 
 
 def check_available(project_root: str) -> str:

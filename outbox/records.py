@@ -1,8 +1,8 @@
-"""The records the store holds, encoded and validated with msgspec.
+"""The records the store holds: the msgspec schema that decodes and validates them.
 
 Every record carries `format_version` so a later release can read what an earlier one wrote.
-Field names follow the logger's `append_message` parameter set, so a `.msg` maps onto an import
-item without translation.
+Writing goes through `outbox.encoding` (no msgspec import on the write path). Field names follow
+the logger's `append_message` parameter set, so a `.msg` maps onto an import item as it is.
 """
 
 from __future__ import annotations
@@ -11,7 +11,9 @@ from typing import Any, Literal
 
 import msgspec
 
-FORMAT_VERSION = 1
+from outbox import encoding
+
+FORMAT_VERSION = encoding.FORMAT_VERSION
 
 
 class Relation(msgspec.Struct, forbid_unknown_fields=True):
@@ -40,24 +42,7 @@ class MessageRecord(msgspec.Struct, forbid_unknown_fields=False):
 
     def import_item(self) -> dict[str, Any]:
         """The `messages_import` / `append_message` parameter set of this message."""
-        item: dict[str, Any] = {
-            "session_id": self.session_id,
-            "message_id": self.message_id,
-            "text": self.text,
-            "sender_kind": self.sender_kind,
-            "sender_identity": self.sender_identity,
-            "receiver_kind": self.receiver_kind,
-            "receiver_identity": self.receiver_identity,
-            "occurred_at": self.occurred_at,
-            "relations": [{"to_message_id": r.to_message_id, "kind": r.kind} for r in self.relations],
-        }
-        if self.priority is not None:
-            item["priority"] = self.priority
-        if self.corrects_message_id is not None:
-            item["corrects_message_id"] = self.corrects_message_id
-        if self.attributes is not None:
-            item["attributes"] = self.attributes
-        return item
+        return encoding.import_item(as_dict(self))
 
 
 class SessionEvent(msgspec.Struct, forbid_unknown_fields=False):
@@ -85,7 +70,6 @@ class VectorRecord(msgspec.Struct, forbid_unknown_fields=False):
     embedding: list[float]
 
 
-_ENCODER = msgspec.json.Encoder()
 _DECODERS = {
     MessageRecord: msgspec.json.Decoder(MessageRecord),
     SessionEvent: msgspec.json.Decoder(SessionEvent),
@@ -97,8 +81,9 @@ class RecordError(ValueError):
     """A file that does not hold a record of the expected type and a known format version."""
 
 
-def encode(record: msgspec.Struct) -> bytes:
-    return _ENCODER.encode(record) + b"\n"
+def as_dict(record: msgspec.Struct) -> dict[str, Any]:
+    """A decoded record as the plain dict the writer's encoder builds."""
+    return msgspec.to_builtins(record)
 
 
 def decode(data: bytes, kind: type) -> Any:
@@ -110,3 +95,6 @@ def decode(data: bytes, kind: type) -> Any:
     if record.format_version != FORMAT_VERSION:
         raise RecordError(f"unsupported format_version {record.format_version}")
     return record
+
+
+KINDS = {"message": MessageRecord, "event": SessionEvent, "vector": VectorRecord}

@@ -8,14 +8,12 @@ imported; concurrent writers may share one, which is why references go by messag
 from __future__ import annotations
 
 import os
-import uuid
-from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Iterator
+from typing import Any, Iterator, NamedTuple
 
-from outbox import atomic, names, records
+from outbox import atomic, encoding, names
 from outbox.availability import StoreUnavailable, check_available
-from outbox.contract import format_utc, is_valid_session_id, normalise_occurred_at
+from outbox.contract import format_utc, is_valid_session_id, new_uuid4, normalise_occurred_at
 
 PENDING = "pending"
 IMPORTED = "imported"
@@ -31,8 +29,7 @@ class MessageExists(Exception):
         self.existing = existing
 
 
-@dataclass(frozen=True)
-class StoredFile:
+class StoredFile(NamedTuple):
     """A final-named file found by a scan: where it lies and its name."""
 
     session_id: str
@@ -50,14 +47,19 @@ class StoredFile:
         return f"{names.STORE_DIR}/{area}{self.session_id}/{self.name}"
 
 
-@dataclass(frozen=True)
-class StoredMessage:
+class StoredMessage(NamedTuple):
     file: StoredFile
-    record: records.MessageRecord
+    record: Any  # outbox.records.MessageRecord
 
 
-@dataclass(frozen=True)
-class Unreadable:
+class NewMessage(NamedTuple):
+    """A message just written: its file and the record dict it holds (see outbox.encoding)."""
+
+    file: StoredFile
+    record: dict[str, Any]
+
+
+class Unreadable(NamedTuple):
     """A final-named file whose content is not a valid record: reported, never fatal."""
 
     file: StoredFile
@@ -160,9 +162,14 @@ class Store:
         finally:
             os.close(fd)
 
-    def load(self, file: StoredFile, kind: type) -> Any:
-        """Decode one file; raises records.RecordError or OSError."""
-        return records.decode(self.read_bytes(file), kind)
+    def load(self, file: StoredFile, kind: str) -> Any:
+        """Decode one file as `kind` ("message", "event", "vector") with the msgspec schema.
+
+        Raises records.RecordError or OSError. msgspec is imported here, not at module level:
+        the write path never decodes.
+        """
+        from outbox import records
+        return records.decode(self.read_bytes(file), records.KINDS[kind])
 
     def messages(self, session_id: str, areas: tuple[str, ...] = (PENDING, IMPORTED)
                  ) -> tuple[list[StoredMessage], list[Unreadable]]:
@@ -171,10 +178,10 @@ class Store:
         bad: list[Unreadable] = []
         for file in self.files(session_id, names.MESSAGE_EXT, areas):
             try:
-                record = self.load(file, records.MessageRecord)
+                record = self.load(file, "message")
             except FileNotFoundError:
                 continue  # moved by a concurrent syncer between listing and reading
-            except (OSError, records.RecordError) as exc:
+            except (OSError, ValueError) as exc:  # records.RecordError is a ValueError
                 bad.append(Unreadable(file, str(exc)))
                 continue
             if record.message_id != file.item_id or record.session_id != session_id:
@@ -183,16 +190,15 @@ class Store:
             good.append(StoredMessage(file, record))
         return good, bad
 
-    def events(self, session_id: str) -> tuple[list[tuple[StoredFile, records.SessionEvent]],
-                                               list[Unreadable]]:
+    def events(self, session_id: str) -> tuple[list[tuple[StoredFile, Any]], list[Unreadable]]:
         """The session's events, pending and imported, in time order."""
         good, bad = [], []
         for file in self.files(session_id, names.EVENT_EXT):
             try:
-                good.append((file, self.load(file, records.SessionEvent)))
+                good.append((file, self.load(file, "event")))
             except FileNotFoundError:
                 continue
-            except (OSError, records.RecordError) as exc:
+            except (OSError, ValueError) as exc:  # records.RecordError is a ValueError
                 bad.append(Unreadable(file, str(exc)))
         good.sort(key=lambda pair: pair[0].name)
         return good, bad
@@ -205,7 +211,7 @@ class Store:
             for file in self.files(sid, names.MESSAGE_EXT, (PENDING, IMPORTED, QUARANTINED)):
                 if file.name.endswith(suffix):
                     try:
-                        return StoredMessage(file, self.load(file, records.MessageRecord))
+                        return StoredMessage(file, self.load(file, "message"))
                     except FileNotFoundError:
                         continue  # moved meanwhile; the rescan below finds it
         return None
@@ -218,7 +224,7 @@ class Store:
         decides whether that is an identical retry or a conflict).
         """
         session_id = fields["session_id"]
-        message_id = fields.get("message_id") or str(uuid.uuid4())
+        message_id = fields.get("message_id") or new_uuid4()
         now = utc_now()
         occurred_at = (normalise_occurred_at(fields["occurred_at"]) if fields.get("occurred_at")
                        else format_utc(now))
@@ -226,9 +232,8 @@ class Store:
                                            (PENDING, IMPORTED, QUARANTINED))]
         for file in existing:
             if file.item_id == message_id:
-                raise MessageExists(StoredMessage(file, self.load(file, records.MessageRecord)))
-        record = records.MessageRecord(
-            format_version=records.FORMAT_VERSION,
+                raise MessageExists(StoredMessage(file, self.load(file, "message")))
+        record = encoding.message(
             session_id=session_id,
             message_id=message_id,
             text=fields["text"],
@@ -240,29 +245,44 @@ class Store:
             sequence_number=sum(1 for f in existing if f.area != QUARANTINED),
             written_at=format_utc(now),
             priority=fields.get("priority"),
-            relations=[records.Relation(**r) for r in fields.get("relations") or []],
+            relations=[{"to_message_id": r["to_message_id"], "kind": r["kind"]}
+                       for r in fields.get("relations") or []],
             corrects_message_id=fields.get("corrects_message_id"),
             attributes=fields.get("attributes"),
         )
         name = names.final_name(_parse(occurred_at), message_id, names.MESSAGE_EXT)
-        self._create(session_id, name, records.encode(record))
-        return StoredMessage(StoredFile(session_id, PENDING, name), record)
+        self._create(session_id, name, encoding.encode(record))
+        return NewMessage(StoredFile(session_id, PENDING, name), record)
 
-    def append_event(self, session_id: str, event: str, **attributes: Any) -> tuple[StoredFile, records.SessionEvent]:
+    def append_event(self, session_id: str, event: str, **attributes: Any) -> tuple[StoredFile, dict[str, Any]]:
         """Record a session event (open with its attributes, close, reopen)."""
         now = utc_now()
-        record = records.SessionEvent(
-            format_version=records.FORMAT_VERSION, event=event, event_id=str(uuid.uuid4()),
-            session_id=session_id, occurred_at=format_utc(now), **attributes)
-        name = names.final_name(now, record.event_id, names.EVENT_EXT)
-        self._create(session_id, name, records.encode(record))
+        record = encoding.event(event=event, event_id=new_uuid4(), session_id=session_id,
+                                occurred_at=format_utc(now), **attributes)
+        name = names.final_name(now, record["event_id"], names.EVENT_EXT)
+        self._create(session_id, name, encoding.encode(record))
         return StoredFile(session_id, PENDING, name), record
 
-    def append_vector(self, session_id: str, message_name: str, record: records.VectorRecord) -> StoredFile:
-        """Write the `.emb` beside a pending message (same stem)."""
+    def append_vector(self, session_id: str, message_name: str, record: dict[str, Any]) -> StoredFile:
+        """Write the `.emb` (an outbox.encoding.vector record) beside a pending message."""
         name = names.sibling(message_name, names.VECTOR_EXT)
-        self._create(session_id, name, records.encode(record))
+        self._create(session_id, name, encoding.encode(record))
         return StoredFile(session_id, PENDING, name)
+
+    def last_event(self, session_id: str) -> str | None:
+        """The kind of the session's latest event ("open", "close", "reopen"), or None.
+
+        A cheap peek at one file for the write path; full reads decode every event.
+        """
+        files = self.files(session_id, names.EVENT_EXT)
+        for file in sorted(files, key=lambda f: f.name, reverse=True):
+            try:
+                kind = encoding.event_kind(self.read_bytes(file))
+            except FileNotFoundError:
+                continue
+            if kind is not None:
+                return kind
+        return None
 
     def _create(self, session_id: str, name: str, data: bytes) -> None:
         fd = self.session_fd(session_id, PENDING, create=True)
@@ -278,4 +298,5 @@ class Store:
 
 
 def _parse(stored: str) -> datetime:
-    return datetime.strptime(stored, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc)
+    """Inverse of contract.format_utc (fromisoformat: strptime's import is slow)."""
+    return datetime.fromisoformat(stored[:-1] + "+00:00")

@@ -6,10 +6,13 @@ answered. Pure functions over records; no I/O here.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
-from outbox import contract, records
+from outbox import contract
 from outbox.store import StoredFile, StoredMessage
+
+if TYPE_CHECKING:
+    from outbox import records
 
 
 def message_entry(stored: StoredMessage) -> dict[str, Any]:

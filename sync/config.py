@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
 from typing import Any
 
 ENV_VAR = "AGENT_MEMORY_CONFIG"
@@ -34,12 +33,12 @@ class ConfigInvalid(Exception):
         self.problems = problems
 
 
-@dataclass(frozen=True)
 class Config:
     """A validated document (or the embedded default when `source` is None)."""
 
-    source: str | None
-    document: dict[str, Any] = field(default_factory=dict)
+    def __init__(self, source: str | None, document: dict[str, Any] | None = None) -> None:
+        self.source = source
+        self.document: dict[str, Any] = document if document is not None else {}
 
     @property
     def base_dir(self) -> str:

@@ -1,0 +1,73 @@
+"""Benchmark: `agent-memory --store file write` as a whole process, against a minimal Python
+script that writes and fsyncs one JSON file. Interleaved pairs in one run, medians, ratio.
+
+    python -m ops.bench.write_bench [--pairs 30]
+
+Target (issue 2): ratio at most 1.5. Prints one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+MINIMAL = (
+    "import json, os, sys, uuid\n"
+    "path = os.path.join(sys.argv[1], str(uuid.uuid4()) + '.json')\n"
+    "fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)\n"
+    "os.write(fd, json.dumps({'text': sys.argv[2]}).encode())\n"
+    "os.fsync(fd)\n"
+    "os.close(fd)\n"
+)
+
+
+def timed(cmd: list[str], cwd: str, env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(cmd, cwd=cwd, env=env, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pairs", type=int, default=30)
+    args = parser.parse_args()
+    cli = os.path.join(os.path.dirname(sys.executable), "agent-memory")
+    with tempfile.TemporaryDirectory() as tmp:
+        project = os.path.join(tmp, "project")
+        scratch = os.path.join(tmp, "minimal")
+        os.makedirs(project)
+        os.makedirs(scratch)
+        env = {**os.environ, "HOME": tmp}
+        env.pop("AGENT_MEMORY_CONFIG", None)
+        subprocess.run(["git", "init", "-q", project], check=True)
+        subprocess.run([cli, "store", "init"], cwd=project, env=env, check=True,
+                       stdout=subprocess.DEVNULL)
+        write = [cli, "--store", "file", "write", "--session-id", "bench", "--sender-kind",
+                 "human", "--sender-identity", "a", "--receiver-kind", "model",
+                 "--receiver-identity", "b", "--text", "a benchmark message of a few words"]
+        minimal = [sys.executable, "-c", MINIMAL, scratch, "a benchmark message"]
+        timed(write, project, env), timed(minimal, project, env)  # warm the page cache
+        cli_times, minimal_times = [], []
+        for _ in range(args.pairs):
+            cli_times.append(timed(write, project, env))
+            minimal_times.append(timed(minimal, project, env))
+    cli_median = statistics.median(cli_times)
+    minimal_median = statistics.median(minimal_times)
+    print(json.dumps({
+        "benchmark": "write --store file vs minimal fsync script",
+        "pairs": args.pairs,
+        "cli_median_ms": round(cli_median * 1000, 1),
+        "minimal_median_ms": round(minimal_median * 1000, 1),
+        "ratio": round(cli_median / minimal_median, 2),
+        "target_ratio": 1.5,
+    }))
+
+
+if __name__ == "__main__":
+    main()
