@@ -11,6 +11,7 @@ is just bytes to it.
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 from typing import Callable
 
@@ -27,7 +28,18 @@ class Gate:
         self.upstream_port = upstream_port
         self.faults = faults
         self._server: asyncio.base_events.Server | None = None
+        self._sock: socket.socket | None = None
         self._writers: set[asyncio.StreamWriter] = set()
+        # Processes forked later (the logger's queue) must not hold the public socket, or
+        # `down` could not make connects fail while they live.
+        os.register_at_fork(after_in_child=self._forget_in_child)
+
+    def _forget_in_child(self) -> None:
+        if self._sock is not None:
+            try:
+                self._sock.close()
+            except OSError:
+                pass
 
     @property
     def listening(self) -> bool:
@@ -39,6 +51,7 @@ class Gate:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", self.port))
         self.port = sock.getsockname()[1]
+        self._sock = sock
         return sock
 
     async def open(self, sock: socket.socket | None = None) -> None:

@@ -60,10 +60,10 @@ def _write_ready(data: Path, service: str, port: int) -> None:
     os.replace(tmp, path)
 
 
-def base_app_config(service: str, queue: bool) -> dict[str, Any]:
+def base_app_config(port: int, queue: bool) -> dict[str, Any]:
     """The adapter configuration both services share (plain http on loopback, no registration)."""
     config: dict[str, Any] = {
-        "server": {"host": "127.0.0.1", "port": 0, "protocol": "http", "debug": False,
+        "server": {"host": "127.0.0.1", "port": port, "protocol": "http", "debug": False,
                    "log_level": "WARNING"},
         "registration": {"enabled": False},
         "queue_manager": {"enabled": False},
@@ -79,9 +79,9 @@ def base_app_config(service: str, queue: bool) -> dict[str, Any]:
     return config
 
 
-async def serve(service: str, data: Path, port: int, build_app: Callable[[], Any],
+async def serve(service: str, data: Path, port: int, build_app: Callable[[int], Any],
                 background: Callable[[], list] | None = None) -> None:
-    """Serve until SIGTERM/SIGINT. `build_app()` returns the ASGI app (built in this loop)."""
+    """Serve until SIGTERM/SIGINT. `build_app(public_port)` returns the ASGI app."""
     import hypercorn.asyncio
     import hypercorn.config
 
@@ -97,7 +97,7 @@ async def serve(service: str, data: Path, port: int, build_app: Callable[[], Any
     gate = Gate(port, private_port, reader.current)
     public = gate.bind()  # fail early (port taken) and learn the port; listen comes later
 
-    app = with_delay(build_app(), reader.current)
+    app = with_delay(build_app(gate.port), reader.current)
     cfg = hypercorn.config.Config()
     cfg.bind = [f"fd://{private.fileno()}"]
     cfg.loglevel = "WARNING"
@@ -118,8 +118,6 @@ async def serve(service: str, data: Path, port: int, build_app: Callable[[], Any
                 server.result()  # raise the reason it stopped
                 raise RuntimeError(f"{service}: server stopped before answering")
             await asyncio.sleep(0.01)
-        # Listen publicly only now: processes the app forked at start-up (the queue) must not
-        # inherit the public socket, or `down` could not make connects fail.
         if not reader.current().down:
             await gate.open(public)
         else:

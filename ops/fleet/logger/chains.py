@@ -1,0 +1,60 @@
+"""Correction chains and the `resolved` mode (our decision, see outbox.contract).
+
+A message with `corrects_message_id` continues the chain of the message it corrects; the chain's
+root is the message that corrects nothing, and its final version is the member that arrived last.
+In resolved mode a chain appears once, at its root's place, as the root's entry carrying the
+final version's text and attributes plus `resolved_from` (the final version's id); the correcting
+messages themselves do not appear separately. Full mode shows every message as recorded.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any, Iterable
+
+
+class Chains:
+    """The correction structure of some sessions."""
+
+    def __init__(self, conn: sqlite3.Connection, session_ids: Iterable[str] | None) -> None:
+        if session_ids is None:
+            rows = conn.execute("SELECT message_id, corrects_message_id, sequence_number FROM "
+                                "messages WHERE corrects_message_id IS NOT NULL").fetchall()
+        else:
+            ids = list(session_ids)
+            marks = ",".join("?" * len(ids))
+            rows = conn.execute("SELECT message_id, corrects_message_id, sequence_number FROM "
+                                f"messages WHERE corrects_message_id IS NOT NULL AND session_id "
+                                f"IN ({marks})", ids).fetchall() if ids else []
+        self._corrects = {r[0]: r[1] for r in rows}
+        self.final: dict[str, tuple[int, str]] = {}  # root -> (sequence, final id)
+        for message_id, _, sequence in rows:
+            root = self.root(message_id)
+            if root not in self.final or sequence > self.final[root][0]:
+                self.final[root] = (sequence, message_id)
+
+    def is_correction(self, message_id: str) -> bool:
+        return message_id in self._corrects
+
+    def root(self, message_id: str) -> str:
+        seen = set()
+        while message_id in self._corrects and message_id not in seen:
+            seen.add(message_id)
+            message_id = self._corrects[message_id]
+        return message_id
+
+    def final_id(self, root: str) -> str | None:
+        """The final version's id when the root has been corrected, else None."""
+        found = self.final.get(root)
+        return found[1] if found else None
+
+
+def resolved(root_entry: dict[str, Any], final_entry: dict[str, Any] | None) -> dict[str, Any]:
+    """The root's entry as the resolved mode shows it."""
+    if final_entry is None:
+        return root_entry
+    out = dict(root_entry)
+    out["text"] = final_entry["text"]
+    out["attributes"] = final_entry["attributes"]
+    out["resolved_from"] = final_entry["message_id"]
+    return out

@@ -1,0 +1,138 @@
+"""Message vectors: computed through the reference embedder with the real embed-client.
+
+The logger holds one vector per message, made with the fleet's configured model. A message gets
+it after it is stored: a background task of the server process embeds pending messages in
+batches, and search / working_set first fill what is still pending in their scope, so results
+do not depend on timing. While the embedder is unreachable (or the `hold_vectors` switch is on)
+messages stay "pending" and are simply absent from similarity results.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+
+from ops.fleet import layout
+from ops.fleet.faults import FaultReader
+
+log = logging.getLogger(__name__)
+BATCH = 256
+
+
+class EmbeddingUnavailable(Exception):
+    """The embedder could not give vectors now."""
+
+
+class Vectorizer:
+    def __init__(self, data: Path, model: str, dimension: int, embed_port: int | None) -> None:
+        self.data = Path(data)
+        self.model = model
+        self.dimension = dimension
+        self.embed_port = embed_port
+        self.faults = FaultReader(layout.faults_path(self.data), "logger")
+        self._client = None
+        self._client_port: int | None = None
+        self.blocked = False  # the last fill could not run (held, or embedder unavailable)
+
+    def _port(self) -> int:
+        if self.embed_port:
+            return self.embed_port
+        try:
+            return int(json.loads(layout.ready_path(self.data, "embedder").read_text())["port"])
+        except (OSError, ValueError, KeyError) as exc:
+            raise EmbeddingUnavailable(f"no embedder announced in {self.data}") from exc
+
+    async def _get_client(self):
+        port = self._port()
+        if self._client is None or self._client_port != port:
+            from embed_client import EmbeddingClient
+
+            await self._drop_client()
+            self._client = EmbeddingClient(protocol="http", host="127.0.0.1", port=port,
+                                           timeout=5.0)
+            self._client_port = port
+        return self._client
+
+    async def _drop_client(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            try:
+                await client.close()
+            except Exception:  # noqa: BLE001 - a broken client is discarded either way
+                pass
+
+    async def embed(self, texts: list[str]) -> np.ndarray:
+        """One float32 row per text, or EmbeddingUnavailable."""
+        out = []
+        for start in range(0, len(texts), BATCH):
+            part = texts[start:start + BATCH]
+            try:
+                client = await self._get_client()
+                answer = await client.embed(part, model=self.model, dimension=self.dimension,
+                                            wait=True, wait_timeout=10)
+                rows = [r["embedding"] for r in answer["results"]]
+            except EmbeddingUnavailable:
+                raise
+            except Exception as exc:  # noqa: BLE001 - EmbedError, adapter ClientError, timeout...
+                await self._drop_client()
+                raise EmbeddingUnavailable(f"embedder failed: {type(exc).__name__}: {exc}") from exc
+            out.append(np.asarray(rows, dtype=np.float32).reshape(len(part), self.dimension))
+        if not out:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return np.concatenate(out)
+
+    async def fill(self, conn: sqlite3.Connection, where: str = "1=1", args: tuple = (),
+                   limit: int = 5000) -> bool:
+        """Vectorize pending messages matching `where`; False when some could not be."""
+        self.blocked = True
+        if self.faults.current().hold_vectors:
+            return False
+        rows = conn.execute(f"SELECT message_id, text, content_key FROM messages WHERE vector IS "
+                            f"NULL AND ({where}) ORDER BY received_at LIMIT ?",
+                            args + (limit,)).fetchall()
+        self.blocked = False
+        if not rows:
+            return True
+        try:
+            vectors = await self.embed([r[1] for r in rows])
+        except EmbeddingUnavailable as exc:
+            log.warning("vectorization postponed: %s", exc)
+            self.blocked = True
+            return False
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.executemany("UPDATE messages SET vector=?, vector_model=? WHERE message_id=? AND "
+                             "content_key=? AND vector IS NULL",
+                             [(v.tobytes(), self.model, r[0], r[2]) for r, v in zip(rows, vectors)])
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        return len(rows) < limit
+
+    async def run(self, conn_factory, interval: float = 0.25) -> None:
+        """Background: keep vectorizing what arrives (appends and imports alike)."""
+        await asyncio.sleep(interval)
+        while True:
+            try:
+                done = await self.fill(conn_factory(), limit=BATCH)
+                if self.blocked:
+                    await asyncio.sleep(max(interval, 1.0))
+                else:
+                    await asyncio.sleep(interval if done else 0.01)
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # noqa: BLE001 - the loop must survive anything
+                log.exception("vectorizer")
+                await asyncio.sleep(1.0)
+
+
+def as_matrix(blobs: list[bytes], dimension: int) -> np.ndarray:
+    if not blobs:
+        return np.zeros((0, dimension), dtype=np.float32)
+    return np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), dimension)
