@@ -3,14 +3,16 @@
 A message with `corrects_message_id` continues the chain of the message it corrects; the chain's
 root is the message that corrects nothing, and its final version is the member that arrived last.
 In resolved mode a chain appears once, at its root's place, as the root's entry carrying the
-final version's text and attributes plus `resolved_from` (the final version's id); the correcting
-messages themselves do not appear separately. Full mode shows every message as recorded.
+final version's content plus `resolved_from` (the final version's id); the correcting messages
+themselves do not appear separately. Full mode shows every message as recorded.
 """
 
 from __future__ import annotations
 
 import sqlite3
 from typing import Any, Iterable
+
+from outbox.contract import resolve_corrections
 
 
 class Chains:
@@ -50,11 +52,12 @@ class Chains:
 
 
 def resolved(root_entry: dict[str, Any], final_entry: dict[str, Any] | None) -> dict[str, Any]:
-    """The root's entry as the resolved mode shows it."""
+    """The root's entry as the resolved mode shows it.
+
+    Delegates to outbox.contract.resolve_corrections (the rule offline reads use) over the pair
+    root + final version, so both substitute exactly the same fields.
+    """
     if final_entry is None:
         return root_entry
-    out = dict(root_entry)
-    out["text"] = final_entry["text"]
-    out["attributes"] = final_entry["attributes"]
-    out["resolved_from"] = final_entry["message_id"]
-    return out
+    direct = dict(final_entry, corrects_message_id=root_entry["message_id"])
+    return resolve_corrections([root_entry, direct])[0]

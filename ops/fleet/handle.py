@@ -1,0 +1,79 @@
+"""A running reference fleet as a Python object: what tests, the pipeline and the benchmark hold.
+
+    fleet = Fleet(data_dir).start()
+    fleet.logger_port, fleet.embedder_port, fleet.config_path, fleet.control
+    fleet.restart()        # stop the processes, start them again: same ports, same data
+    fleet.stop()           # both process groups, queue workers included
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ops.fleet import launcher
+from ops.fleet.control import FleetControl
+
+
+class Fleet:
+    def __init__(self, data: Path, embed_model: str = launcher.DEFAULT_MODEL,
+                 logger_port: int = 0, embedder_port: int = 0,
+                 faults: dict[str, dict[str, Any]] | None = None) -> None:
+        self.data_dir = Path(data).resolve()
+        self.embedding_model = embed_model
+        self.dimension = launcher.model_dimension(embed_model)
+        self.logger_port = logger_port
+        self.embedder_port = embedder_port
+        self.initial_faults = faults
+        self.logger_pid: int | None = None
+        self.embedder_pid: int | None = None
+        self.config_path: Path | None = None
+        self.control = FleetControl(self.data_dir)
+        self.running = False
+
+    def start(self, timeout: float = 60.0) -> "Fleet":
+        started = launcher.start(self.data_dir, self.logger_port, self.embedder_port,
+                                 self.embedding_model, self.initial_faults, timeout)
+        self.logger_port = started["logger"]["port"]
+        self.logger_pid = started["logger"]["pid"]
+        self.embedder_port = started["embedder"]["port"]
+        self.embedder_pid = started["embedder"]["pid"]
+        self.config_path = Path(started["config"])
+        self.running = True
+        return self
+
+    def stop(self, grace: float = 5.0) -> dict[str, Any]:
+        report = launcher.stop(self.data_dir, grace)
+        self.running = False
+        return report
+
+    def restart(self, timeout: float = 60.0) -> "Fleet":
+        """Go down for real (processes gone) and come back on the same ports with the same data."""
+        self.stop()
+        return self.start(timeout)
+
+    def status(self) -> dict[str, Any]:
+        return launcher.status(self.data_dir)
+
+    # --- client construction, as agent-memory does it -------------------------------------------
+    def logger_section(self, timeout: float = 10) -> dict[str, Any]:
+        return {"protocol": "http", "server": {"host": "127.0.0.1", "port": self.logger_port},
+                "client": {"timeout": timeout}}
+
+    def embedding_kwargs(self, timeout: float = 10) -> dict[str, Any]:
+        return {"protocol": "http", "host": "127.0.0.1", "port": self.embedder_port,
+                "timeout": timeout}
+
+    def logger_client(self, timeout: float = 10):
+        from ailogger_client import AiLoggerClient
+
+        return AiLoggerClient(self.logger_section(timeout))
+
+    def embedding_client(self, timeout: float = 10):
+        from embed_client import EmbeddingClient
+
+        return EmbeddingClient(**self.embedding_kwargs(timeout))
+
+    def __repr__(self) -> str:
+        return (f"Fleet(data={str(self.data_dir)!r}, logger={self.logger_port}, "
+                f"embedder={self.embedder_port}, running={self.running})")

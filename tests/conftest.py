@@ -1,0 +1,52 @@
+"""Shared fixtures: the reference fleet (ops/fleet) for every test that talks to a logger.
+
+fleet              session-scoped ops.fleet.handle.Fleet, started once per run in a temporary
+                   directory and stopped at the end. Attributes: data_dir, config_path,
+                   logger_port, embedder_port, logger_pid, embedder_pid, embedding_model,
+                   dimension, control (ops.fleet.control.FleetControl); methods logger_client(),
+                   embedding_client(), logger_section(), embedding_kwargs(). Do not set faults on
+                   it (other tests share it): use fleet_factory.
+fleet_factory      fleet_factory(embed_model="hash-1024", faults=None, logger_port=0,
+                   embedder_port=0) -> a private, started Fleet; everything it started is stopped
+                   when the test ends. Use it for faults (fleet.control.set_faults/go_down/...)
+                   and for restarts (fleet.restart(), fleet.stop(); fleet.start()).
+unique_session_id  a fresh, valid session id per test.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from ops.fleet.handle import Fleet
+
+
+@pytest.fixture(scope="session")
+def fleet(tmp_path_factory):
+    handle = Fleet(tmp_path_factory.mktemp("fleet")).start()
+    try:
+        yield handle
+    finally:
+        handle.stop()
+
+
+@pytest.fixture
+def fleet_factory(tmp_path_factory):
+    started: list[Fleet] = []
+
+    def make(embed_model: str = "hash-1024", faults: dict | None = None, logger_port: int = 0,
+             embedder_port: int = 0) -> Fleet:
+        handle = Fleet(tmp_path_factory.mktemp("private-fleet"), embed_model, logger_port,
+                       embedder_port, faults)
+        started.append(handle)
+        return handle.start()
+
+    yield make
+    for handle in started:
+        handle.stop()
+
+
+@pytest.fixture
+def unique_session_id() -> str:
+    return f"t-{uuid.uuid4().hex}"
