@@ -98,6 +98,11 @@ EXCERPT_WORDS = 5
 #   (RFC 3339, inclusive), "session_id", "project_id".
 SEARCH_FILTER_AXES = ("project_id", "session_id", "sender_kind", "priority",
                       "occurred_from", "occurred_to")
+# Closeness (added with the reference logger): the score is the cosine similarity of the
+# L2-normalised vectors; a message is a search match or a working-set closest candidate only when
+# its score is strictly above MIN_MATCH_SCORE (so a message sharing nothing with the query is no
+# match). Messages without a vector never match.
+MIN_MATCH_SCORE = 0.0
 # Import job status: {"status": "completed", "result": {"success": true, "data": [OUTCOME...]}}
 # OUTCOME = {"message_id", "success", "text_head", "text_tail"} or, on failure,
 #           {"message_id", "success": false, "code", "statement"} (never a "data" dict).

@@ -2,7 +2,8 @@
 
 Decisions (outbox.contract): working_set's RECENT group is the last messages by arrival, newest
 first; CLOSEST is by cosine similarity, descending, ties by message_id ascending, the anchor
-message excluded, messages without a vector absent. Search sorts the same way and pages with
+message excluded, messages without a vector absent, only scores above
+outbox.contract.MIN_MATCH_SCORE count as close. Search sorts the same way and pages with
 page_offset/page_size. Resolved mode maps every hit to its correction chain (chains.py) and keeps
 the chain's highest score. A query or anchor that must be embedded while the embedder is
 unavailable is EMBEDDING_UNAVAILABLE.
@@ -41,7 +42,7 @@ def _scored(conn: sqlite3.Connection, where: str, args: tuple, query: np.ndarray
     if not rows:
         return []
     scores = as_matrix([r[1] for r in rows], dimension) @ query.astype(np.float32)
-    return [(float(s), r[0]) for s, r in zip(scores, rows)]
+    return [(float(s), r[0]) for s, r in zip(scores, rows) if s > c.MIN_MATCH_SCORE]
 
 
 def _rank(hits: list[tuple[float, str]], structure: chains.Chains | None,
