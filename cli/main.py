@@ -21,6 +21,9 @@ def _dispatch(ctx, args) -> tuple[object, str]:
     if command in ("read", "get", "sessions"):
         from cli import read_cmd
         return read_cmd.run(ctx, args)
+    if command in ("sync", "import"):
+        from cli import sync_cmd
+        return sync_cmd.run(ctx, args)
     if command == "config":
         from cli import config_cmd
         return config_cmd.run(ctx, args)

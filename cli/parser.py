@@ -45,6 +45,8 @@ COMMANDS = {
     "read": "a window of a session's messages by sequence number",
     "get": "one message by its id",
     "sessions": "list sessions",
+    "sync": "forward every pending event and message to the logger (alias: import)",
+    "import": "alias of sync",
     "config": "write or check a configuration document",
     "store": "manage the project's file store",
 }
@@ -146,6 +148,16 @@ def _sessions(sessions: Parser) -> None:
     sessions.add_argument("--continuation", metavar="C")
 
 
+def _sync(sync: Parser) -> None:
+    sync.add_argument("--batch-items", type=int, default=500, metavar="N",
+                      help="messages per messages_import call (default 500)")
+    sync.add_argument("--batch-bytes", type=int, default=4 << 20, metavar="N",
+                      help="encoded bytes per messages_import call (default 4 MiB)")
+    sync.add_argument("--quarantine-after", type=int, default=3, metavar="N",
+                      help="refusals across runs before an item moves to .quarantine/ "
+                           "(default 3)")
+
+
 def _config(config: Parser) -> None:
     config_sub = config.add_subparsers(dest="action", metavar="ACTION", parser_class=Parser)
     gen = command(config_sub, "generate", "write a configuration document (0600)")
@@ -174,4 +186,5 @@ def _store(store: Parser) -> None:
 
 
 _ADD = {"session": _session, "write": _write, "read": _read, "get": _get,
-        "sessions": _sessions, "config": _config, "store": _store}
+        "sessions": _sessions, "sync": _sync, "import": _sync, "config": _config,
+        "store": _store}

@@ -8,6 +8,7 @@ from cli import inputs
 from cli.errors import RefusedError
 from cli.context import Context
 from outbox import contract, views
+from outbox.store import StoredFile
 
 
 def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
@@ -22,13 +23,24 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
                       "participants": participants, "title": args.title,
                       "metadata": inputs.json_object(args.metadata, "--metadata")
                       if args.metadata is not None else None}
-    ctx.side()  # configuration problems and --store logger without a logger surface first
-    return record_event(ctx, session_id, args.action, attributes), "file"
+    side = ctx.side()  # configuration problems and --store logger without a logger first
+    if ctx.store_mode == "logger":
+        from cli.forwarding import direct
+        if args.action == "open":
+            attributes["dialogue_kind"] = tuple(attributes["dialogue_kind"])
+            return direct(ctx, "open_session", session_id=session_id, **attributes)
+        return direct(ctx, f"{args.action}_session", session_id=session_id)
+    answer, file = record_event(ctx, session_id, args.action, attributes)
+    if side == "logger" and file is not None:
+        from cli.forwarding import forward
+        return forward(ctx, file, answer, wait=1.0)
+    return answer, "file"
 
 
 def record_event(ctx: Context, session_id: str, action: str,
-                 attributes: dict[str, Any]) -> dict[str, Any]:
-    """Append the event unless the store already shows its effect (an idempotent repeat)."""
+                 attributes: dict[str, Any]) -> tuple[dict[str, Any], StoredFile | None]:
+    """Append the event unless the store already shows its effect (an idempotent repeat);
+    returns the answer and the new file (None for a repeat)."""
     store = ctx.store()
     events, _bad = store.events(session_id)
     state = views.lifecycle(events)
@@ -47,9 +59,9 @@ def record_event(ctx: Context, session_id: str, action: str,
             if state == "closed":
                 raise RefusedError(f"session {session_id} is closed: use `session reopen`",
                                    code=contract.SESSION_CLOSED)
-            return {"session_id": session_id, "lifecycle": "open", "pending": False}
+            return {"session_id": session_id, "lifecycle": "open", "pending": False}, None
     elif state == target:
-        return {"session_id": session_id, "lifecycle": target, "pending": False}
+        return {"session_id": session_id, "lifecycle": target, "pending": False}, None
     file, _event = store.append_event(session_id, action, **attributes)
     return {"session_id": session_id, "lifecycle": target, "pending": True,
-            "file": file.relpath}
+            "file": file.relpath}, file

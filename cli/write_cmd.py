@@ -61,7 +61,13 @@ def same_content(record: dict[str, Any], fields: dict[str, Any]) -> bool:
 
 def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
     fields = fields_from(args)
-    ctx.side()
+    side = ctx.side()
+    if ctx.store_mode == "logger":
+        from cli.forwarding import direct
+        params = dict(fields)
+        if "occurred_at" in params:
+            params["occurred_at"] = contract.normalise_occurred_at(params["occurred_at"])
+        return direct(ctx, "append_message", **params)
     store = ctx.store()
     if store.last_event(fields["session_id"]) == "close":
         raise RefusedError(f"session {fields['session_id']} is closed: reopen it first",
@@ -74,4 +80,8 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
         if not same_content(record, fields):
             raise RefusedError(f"message {fields['message_id']} already exists with different "
                                "content", code=contract.MESSAGE_CONFLICT) from None
-    return append_answer(file, record), "file"
+    answer = append_answer(file, record)
+    if side == "logger" and file.area == "pending":
+        from cli.forwarding import forward
+        return forward(ctx, file, answer, args.wait)
+    return answer, "file"

@@ -284,6 +284,55 @@ class Store:
                 return kind
         return None
 
+    def move(self, file: StoredFile, area: str) -> bool:
+        """Move a pending file to `.imported/` or `.quarantine/` (rename + fsync both
+        directories). False when someone else already moved it; FileNotFoundError when it is
+        in neither place."""
+        src = self.session_fd(file.session_id, file.area)
+        if src is None:
+            raise FileNotFoundError(file.relpath)
+        try:
+            dst = self.session_fd(file.session_id, area, create=True)
+            try:
+                return atomic.move(src, dst, file.name)
+            finally:
+                os.close(dst)
+        finally:
+            os.close(src)
+
+    def write_reason(self, file: StoredFile, reason: dict[str, Any]) -> str:
+        """The reason file beside a quarantined file: `<name>.reason.json` (never overwritten:
+        a second quarantine of the same name keeps the first reason)."""
+        fd = self.session_fd(file.session_id, QUARANTINED, create=True)
+        name = file.name + ".reason.json"
+        try:
+            atomic.create_exclusive(fd, name, encoding.encode(reason))
+        except FileExistsError:
+            pass
+        finally:
+            os.close(fd)
+        return f"{names.STORE_DIR}/{names.QUARANTINE_DIR}/{file.session_id}/{name}"
+
+    def has_pending(self) -> bool:
+        """Is any final-named file waiting in any session? (cheap: stops at the first)"""
+        for entry in os.scandir(self._fd):
+            if not is_valid_session_id(entry.name) or not entry.is_dir(follow_symlinks=False):
+                continue
+            fd = self.session_fd(entry.name)
+            if fd is None:
+                continue
+            try:
+                if any(names.is_final(n) for n in os.listdir(fd)):
+                    return True
+            finally:
+                os.close(fd)
+        return False
+
+    def pending_session_ids(self) -> list[str]:
+        """Sessions with a directory in the pending area, sorted."""
+        return sorted(e.name for e in os.scandir(self._fd)
+                      if is_valid_session_id(e.name) and e.is_dir(follow_symlinks=False))
+
     def _create(self, session_id: str, name: str, data: bytes) -> None:
         fd = self.session_fd(session_id, PENDING, create=True)
         try:

@@ -62,3 +62,46 @@ def message_args(session_id: str, text: str | None = "hello", **extra: str) -> l
     for key, value in extra.items():
         args += [f"--{key.replace('_', '-')}", value]
     return args
+
+
+class Project:
+    """A scratch git project with the CLI run inside it (HOME isolated, no user config)."""
+
+    def __init__(self, root: str, home: str, config: str | None = None) -> None:
+        self.root = root
+        self.home = home
+        self.env = clean_env(home)
+        self.store = os.path.join(root, ".agent-memory")
+        self.config = config
+
+    def cli(self, *args: str, stdin: bytes | None = None, cwd: str | None = None,
+            timeout: float = 120) -> Result:
+        prefix = ["--config", self.config] if self.config else []
+        return run_cli(prefix + list(args), cwd=cwd or self.root, env=self.env, stdin=stdin,
+                       timeout=timeout)
+
+    def popen(self, *args: str, **kwargs) -> subprocess.Popen:
+        prefix = ["--config", self.config] if self.config else []
+        return subprocess.Popen([CLI, *prefix, *args], cwd=self.root, env=self.env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kwargs)
+
+    def files(self, session_id: str, area: str = "") -> list[str]:
+        path = os.path.join(self.store, area, session_id)
+        return sorted(os.listdir(path)) if os.path.isdir(path) else []
+
+    def final_files(self, session_id: str, area: str = "") -> list[str]:
+        from outbox.names import is_final
+        return [n for n in self.files(session_id, area) if is_final(n)]
+
+
+def make_project(tmp_path, config: str | None = None, init: bool = True) -> Project:
+    root = tmp_path / "project"
+    root.mkdir()
+    git_init(str(root))
+    home = tmp_path / "home"
+    home.mkdir()
+    project = Project(str(root), str(home), config)
+    if init:
+        result = project.cli("store", "init")
+        assert result.rc == 0, result.stdout
+    return project

@@ -1,0 +1,309 @@
+"""The sync engine: forward every pending event and message to the logger, exactly once in
+effect, and move what the logger confirmed to `.imported/`.
+
+Per session, in name (time) order: session events are barriers (the batch before an event is
+sent first, then the event); messages go in batches through `messages_import` (a batch of one
+goes through `append_message`, whose answer also carries the logger's sequence number).
+Confirmation is per item: a confirmed item's `.msg` and `.emb` move to `.imported/`; a refused
+item stays pending with the logger's reason and, after `quarantine_after` refusals across runs,
+moves to `.quarantine/` with a reason file. Messages that relate to or correct a refused
+message wait for it instead of being refused in turn.
+
+A crash anywhere is safe: an item imported but not yet moved is imported again next time, and
+the logger answers an identical repeat as success. The caller holds the sync lock.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable
+
+from outbox import names
+from outbox.contract import SESSION_UNKNOWN, RELATION_INADMISSIBLE
+from outbox.store import IMPORTED, PENDING, QUARANTINED, Store, StoredFile
+from sync.failures import Failed, Refused, Unreachable
+from sync.logger_link import LoggerLink
+from sync.state import SyncState
+
+
+class Limits:
+    """Batch bounds and the quarantine threshold (see the README for how they were chosen)."""
+
+    def __init__(self, batch_items: int = 500, batch_bytes: int = 4 << 20,
+                 quarantine_after: int = 3) -> None:
+        self.batch_items = max(1, batch_items)
+        self.batch_bytes = max(1, batch_bytes)
+        self.quarantine_after = max(1, quarantine_after)
+
+
+class Outcome:
+    """What happened to one pending file in this run."""
+
+    CONFIRMED, REFUSED, WAITING, QUARANTINED, UNSENT = (
+        "confirmed", "refused", "waiting", "quarantined", "unsent")
+
+    def __init__(self, status: str, **info: Any) -> None:
+        self.status = status
+        self.info = info
+
+
+class SessionReport:
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        self.imported = 0
+        self.events_applied = 0
+        self.failed: list[dict[str, Any]] = []
+        self.waiting: list[dict[str, Any]] = []
+        self.quarantined: list[dict[str, Any]] = []
+        self.pending = 0
+        self.outcomes: dict[str, Outcome] = {}
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"session_id": self.session_id, "imported": self.imported,
+                "events_applied": self.events_applied, "failed": self.failed,
+                "waiting": self.waiting, "quarantined": self.quarantined,
+                "pending": self.pending}
+
+
+class _Item:
+    """A pending message in a batch."""
+
+    def __init__(self, file: StoredFile, record: Any, size: int) -> None:
+        self.file = file
+        self.record = record
+        self.size = size
+        self.message_id = record.message_id
+        self.targets = {r.to_message_id for r in record.relations}
+        if record.corrects_message_id:
+            self.targets.add(record.corrects_message_id)
+
+
+class SyncEngine:
+    def __init__(self, store: Store, link: LoggerLink, state: SyncState,
+                 limits: Limits | None = None,
+                 progress: Callable[[str, dict[str, Any]], None] | None = None) -> None:
+        self.store = store
+        self.link = link
+        self.state = state
+        self.limits = limits or Limits()
+        self._progress = progress or (lambda event, fields: None)
+
+    # --- whole store ---------------------------------------------------------------------------
+    async def sync_all(self) -> list[SessionReport]:
+        """Every session with pending files, in name order. Unreachable propagates."""
+        reports = []
+        for session_id in self.store.pending_session_ids():
+            reports.append(await self.sync_session(session_id))
+        return reports
+
+    # --- one session ---------------------------------------------------------------------------
+    async def sync_session(self, session_id: str) -> SessionReport:
+        report = SessionReport(session_id)
+        try:
+            await self._sync_session(session_id, report)
+        finally:
+            self.state.save()
+            report.pending = len([f for f in self.store.files(session_id, None, (PENDING,))
+                                  if not f.name.endswith(names.VECTOR_EXT)])
+        return report
+
+    async def _sync_session(self, session_id: str, report: SessionReport) -> None:
+        files = self.store.files(session_id, None, (PENDING,))
+        vectors = {f.item_id: f for f in files if f.name.endswith(names.VECTOR_EXT)}
+        blocked: set[str] = set()  # refused or waiting message ids: their dependants wait
+        batch: list[_Item] = []
+        batch_bytes = 0
+        for file in files:
+            if file.name.endswith(names.VECTOR_EXT):
+                continue
+            if file.name.endswith(names.EVENT_EXT):
+                await self._flush(batch, vectors, blocked, report)
+                batch, batch_bytes = [], 0
+                await self._apply_event(file, report)
+                continue
+            item = self._load_message(file, report)
+            if item is None:
+                continue
+            waits_for = sorted(item.targets & blocked)
+            if waits_for:
+                blocked.add(item.message_id)
+                report.outcomes[file.name] = Outcome(Outcome.WAITING, waits_for=waits_for)
+                report.waiting.append({"message_id": item.message_id, "file": file.relpath,
+                                       "waits_for": waits_for})
+                continue
+            if batch and (len(batch) >= self.limits.batch_items
+                          or batch_bytes + item.size > self.limits.batch_bytes):
+                await self._flush(batch, vectors, blocked, report)
+                batch, batch_bytes = [], 0
+            batch.append(item)
+            batch_bytes += item.size
+        await self._flush(batch, vectors, blocked, report)
+        self._settle_orphan_vectors(session_id, vectors)
+
+    def _load_message(self, file: StoredFile, report: SessionReport) -> _Item | None:
+        """Decode a pending `.msg`; an unreadable one is set aside at once (never a crash loop)."""
+        try:
+            data = self.store.read_bytes(file)
+        except FileNotFoundError:
+            return None  # moved by a concurrent syncer
+        from outbox import records
+        try:
+            record = records.decode(data, records.MessageRecord)
+            if record.message_id != file.item_id or record.session_id != file.session_id:
+                raise records.RecordError("record does not match its file name")
+        except records.RecordError as exc:
+            self._quarantine(file, None, {"reason": "unreadable", "detail": str(exc)}, report)
+            return None
+        return _Item(file, record, len(data))
+
+    # --- events --------------------------------------------------------------------------------
+    async def _apply_event(self, file: StoredFile, report: SessionReport) -> None:
+        from outbox import records
+        try:
+            event = self.store.load(file, "event")
+        except FileNotFoundError:
+            return
+        except records.RecordError as exc:
+            self._quarantine(file, None, {"reason": "unreadable", "detail": str(exc)}, report)
+            return
+        try:
+            answer = await self._send_event(event)
+        except Refused as exc:
+            self._refused(file, file.item_id, exc, report)
+            return
+        self._confirmed(file, None, file.item_id, answer, report)
+        report.events_applied += 1
+
+    async def _send_event(self, event: Any) -> Any:
+        if event.event == "open":
+            return await self.link.call(
+                "open_session", session_id=event.session_id, project_id=event.project_id,
+                dialogue_kind=tuple(event.dialogue_kind), participants=event.participants,
+                title=event.title, metadata=event.metadata)
+        command = "close_session" if event.event == "close" else "reopen_session"
+        return await self.link.call(command, session_id=event.session_id)
+
+    async def _open_from_store(self, session_id: str) -> bool:
+        """Open a session the logger does not know from its `open` event in the store
+        (pending or imported). False when the store has none."""
+        events, _bad = self.store.events(session_id)
+        opened = [e for _f, e in events if e.event == "open"]
+        if not opened:
+            return False
+        try:
+            await self._send_event(opened[0])
+        except Refused:
+            return False
+        return True
+
+    # --- messages ------------------------------------------------------------------------------
+    async def _flush(self, batch: list[_Item], vectors: dict[str, StoredFile],
+                     blocked: set[str], report: SessionReport) -> None:
+        if not batch:
+            return
+        outcomes = await self._send(batch)
+        unknown = [i for i, (item, out) in enumerate(zip(batch, outcomes))
+                   if not out.get("success") and out.get("code") == SESSION_UNKNOWN]
+        if unknown and await self._open_from_store(batch[0].file.session_id):
+            retried = await self._send([batch[i] for i in unknown])
+            for index, outcome in zip(unknown, retried):
+                outcomes[index] = outcome
+        failed_here: set[str] = set()
+        for item, outcome in zip(batch, outcomes):
+            if outcome.get("success"):
+                self._confirmed(item.file, vectors.get(item.message_id), item.message_id,
+                                outcome, report)
+                continue
+            code = outcome.get("code") or "IMPORT_ITEM_FAILED"
+            statement = outcome.get("statement") or "the logger did not store this item"
+            if code == RELATION_INADMISSIBLE and item.targets & (failed_here | blocked):
+                waits_for = sorted(item.targets & (failed_here | blocked))
+                blocked.add(item.message_id)
+                report.outcomes[item.file.name] = Outcome(Outcome.WAITING, waits_for=waits_for)
+                report.waiting.append({"message_id": item.message_id, "file": item.file.relpath,
+                                       "waits_for": waits_for})
+                continue
+            failed_here.add(item.message_id)
+            blocked.add(item.message_id)
+            self._refused(item.file, item.message_id, Refused(code, statement), report,
+                          vector=vectors.get(item.message_id))
+        self._progress("batch", {"session_id": report.session_id, "items": len(batch),
+                                 "imported": report.imported})
+
+    async def _send(self, batch: list[_Item]) -> list[dict[str, Any]]:
+        """One outcome dict per item. A batch of one goes through append_message (direct, and
+        its answer carries the sequence number); larger ones through messages_import."""
+        if len(batch) == 1:
+            try:
+                answer = await self.link.call("append_message", **batch[0].record.import_item())
+            except Refused as exc:
+                return [{"message_id": batch[0].message_id, "success": False, "code": exc.code,
+                         "statement": exc.statement}]
+            return [{**(answer if isinstance(answer, dict) else {}), "success": True}]
+        return await self.link.import_batch([item.record.import_item() for item in batch])
+
+    # --- bookkeeping ---------------------------------------------------------------------------
+    def _confirmed(self, file: StoredFile, vector: StoredFile | None, item_id: str,
+                   answer: Any, report: SessionReport) -> None:
+        if isinstance(answer, dict):
+            answer = {k: v for k, v in answer.items() if k != "success"}
+        for part in (file, vector):
+            if part is not None:
+                self._move(part, IMPORTED)
+        self.state.forget(item_id)
+        report.outcomes[file.name] = Outcome(Outcome.CONFIRMED, answer=answer)
+        if file.name.endswith(names.MESSAGE_EXT):
+            report.imported += 1
+
+    def _refused(self, file: StoredFile, item_id: str, refusal: Refused, report: SessionReport,
+                 vector: StoredFile | None = None) -> None:
+        count = self.state.refused(item_id, refusal.code, refusal.statement)
+        if count >= self.limits.quarantine_after:
+            self._quarantine(file, vector, {"reason": "refused", "code": refusal.code,
+                                            "statement": refusal.statement,
+                                            "refusals": count}, report)
+            self.state.forget(item_id)
+            return
+        report.outcomes[file.name] = Outcome(Outcome.REFUSED, code=refusal.code,
+                                             statement=refusal.statement)
+        report.failed.append({"message_id" if file.name.endswith(names.MESSAGE_EXT)
+                              else "event_id": item_id, "file": file.relpath,
+                              "code": refusal.code, "statement": refusal.statement,
+                              "refusals": count,
+                              "quarantine_after": self.limits.quarantine_after})
+
+    def _quarantine(self, file: StoredFile, vector: StoredFile | None, reason: dict[str, Any],
+                    report: SessionReport) -> None:
+        reason_path = self.store.write_reason(file, {"file": file.name, **reason})
+        for part in (file, vector):
+            if part is not None:
+                self._move(part, QUARANTINED)
+        report.outcomes[file.name] = Outcome(Outcome.QUARANTINED, **reason)
+        report.quarantined.append({"file": file.relpath, "reason_file": reason_path, **reason})
+
+    def _move(self, file: StoredFile, area: str) -> None:
+        try:
+            self.store.move(file, area)
+        except FileNotFoundError:
+            pass  # a concurrent syncer moved it somewhere else already
+
+    def _settle_orphan_vectors(self, session_id: str, vectors: dict[str, StoredFile]) -> None:
+        """A `.emb` left pending by a crash between the two moves follows its `.msg`."""
+        for vector in vectors.values():
+            message = names.sibling(vector.name, names.MESSAGE_EXT)
+            for area in (IMPORTED, QUARANTINED):
+                fd = self.store.session_fd(session_id, area)
+                if fd is None:
+                    continue
+                try:
+                    os.stat(message, dir_fd=fd, follow_symlinks=False)
+                except FileNotFoundError:
+                    continue
+                finally:
+                    os.close(fd)
+                self._move(vector, area)
+                break
+
+
+__all__ = ["SyncEngine", "Limits", "SessionReport", "Outcome", "Unreachable", "Failed",
+           "Refused"]

@@ -1,0 +1,24 @@
+"""Structured logs on stderr (structlog JSON lines); stdout belongs to the one JSON answer.
+
+Configured on first use, so commands that log nothing never pay structlog's import.
+"""
+
+from __future__ import annotations
+
+import sys
+
+_configured = False
+
+
+def get_logger(name: str = "agent-memory"):
+    global _configured
+    import structlog
+    if not _configured:
+        structlog.configure(
+            processors=[structlog.processors.add_log_level,
+                        structlog.processors.TimeStamper(fmt="iso", utc=True),
+                        structlog.processors.JSONRenderer()],
+            logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+            cache_logger_on_first_use=True)
+        _configured = True
+    return structlog.get_logger(name)

@@ -1,0 +1,96 @@
+"""Running the engine the way each caller needs: the one-shot `sync`, and the inline forward of
+`write` and `session` commands. Both take the store's sync lock, so at most one process
+forwards a store at a time and per-session order (time order) is kept."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from outbox.store import Store
+from sync.config import Config
+from sync.engine import Limits, SessionReport, SyncEngine
+from sync.lock import SyncLock
+from sync.logger_link import BATCH, INTERACTIVE, LoggerLink, RetryPolicy
+from sync.state import SyncState
+
+
+class LockBusy(Exception):
+    """Another process holds the sync lock (its pid, when known, is `.holder`)."""
+
+    def __init__(self, holder: int | None) -> None:
+        super().__init__(f"the sync lock is held by pid {holder}")
+        self.holder = holder
+
+
+async def _run(store: Store, config: Config, policy: RetryPolicy, limits: Limits,
+               session_id: str | None, progress,
+               answer_for: str | None = None) -> tuple[list[SessionReport], list[str]]:
+    state = SyncState(store.path)
+    async with LoggerLink(config, policy) as link:
+        engine = SyncEngine(store, link, state, limits, progress)
+        if session_id is None:
+            reports = await engine.sync_all()
+        else:
+            reports = [await engine.sync_session(session_id)]
+            if answer_for is not None:
+                await _complete_answer(link, reports[0], answer_for)
+    return reports, state.warnings
+
+
+async def _complete_answer(link: LoggerLink, report: SessionReport, name: str) -> None:
+    """A message confirmed through messages_import has no sequence number in its outcome; the
+    interactive answer gets the logger's from message_get."""
+    outcome = report.outcomes.get(name)
+    if outcome is None or outcome.status != "confirmed" or not name.endswith(".msg"):
+        return
+    answer = outcome.info["answer"]
+    if "sequence_number" in answer:
+        return
+    try:
+        entry = await link.call("message_get", message_id=answer["message_id"])
+    except Exception:  # the message is confirmed either way; the answer just lacks a number
+        return
+    if isinstance(entry, dict) and "sequence_number" in entry:
+        outcome.info["answer"] = {"message_id": answer["message_id"],
+                                  "sequence_number": entry["sequence_number"],
+                                  "audience": entry.get("audience"),
+                                  "text_head": answer.get("text_head"),
+                                  "text_tail": answer.get("text_tail")}
+
+
+def run(store: Store, config: Config, *, session_id: str | None = None,
+        policy: RetryPolicy = BATCH, limits: Limits | None = None, lock_wait: float = 0.0,
+        progress=None, answer_for: str | None = None) -> tuple[list[SessionReport], list[str]]:
+    """Sync the store (or one session) under the sync lock.
+
+    Raises LockBusy when the lock is not free within `lock_wait`, and the engine's Unreachable,
+    Refused or Failed when the logger cannot be used.
+    """
+    lock = SyncLock(store.path)
+    if not lock.acquire(lock_wait):
+        raise LockBusy(lock.holder())
+    try:
+        return asyncio.run(_run(store, config, policy, limits or Limits(), session_id, progress,
+                                answer_for))
+    finally:
+        lock.release()
+
+
+def forward_session(store: Store, config: Config, session_id: str, lock_wait: float,
+                    answer_for: str | None = None) -> SessionReport:
+    """The inline forward of an interactive command: this session's pending files, in order,
+    with the seed's "twice in a row" rule for unreachable."""
+    reports, _warnings = run(store, config, session_id=session_id, policy=INTERACTIVE,
+                             lock_wait=lock_wait, answer_for=answer_for)
+    return reports[0]
+
+
+async def _direct(config: Config, command: str, params: dict[str, Any]) -> Any:
+    async with LoggerLink(config, INTERACTIVE) as link:
+        return await link.call(command, **params)
+
+
+def direct(config: Config, command: str, **params: Any) -> Any:
+    """One logger command with no outbox (`--store logger`: the logger or nothing)."""
+    return asyncio.run(_direct(config, command, params))
