@@ -170,7 +170,7 @@ def test_sync_finding_the_lock_held_reports_and_exits_0(synced_project, unique_s
         result = synced_project.cli("sync")
         assert result.rc == 0 and result.data["skipped"] is True
         assert result.data["holder_pid"] == os.getpid()
-        assert len(synced_project.final_files(unique_session_id)) == 1
+        assert len(synced_project.final_files(unique_session_id)) == 2  # open + message
     finally:
         lock.release()
     assert synced_project.cli("sync").data["totals"]["imported"] == 1
