@@ -140,3 +140,25 @@ def test_search_refusals(fleet, kwargs, code):
 
     refusal = run(go())
     assert refusal.code == code and refusal.command == "message_search"
+
+
+@pytest.mark.slow
+def test_a_fleet_on_minilm_finds_meaning_without_shared_words(fleet_factory, unique_session_id):
+    from ops.fleet.embedder import minilm
+
+    if minilm.unavailable_reason() is not None:
+        pytest.skip(minilm.unavailable_reason())
+    fleet = fleet_factory(embed_model="all-MiniLM-L6-v2")
+    sid = unique_session_id
+
+    async def go():
+        async with fleet.logger_client() as c:
+            await open_session(c, sid)
+            kitten = (await append(c, sid, "A kitten is lying on a rug."))["data"]["message_id"]
+            await append(c, sid, "Stock markets fell sharply today.")
+            return kitten, (await c.message_search("The cat sits on the mat.", "session",
+                                                   sid))["data"]
+
+    kitten, found = run(go())
+    assert found["matches"][0]["message"]["message_id"] == kitten
+    assert found["matches"][0]["score"] > 0.5
