@@ -84,19 +84,26 @@ def read_file(dir_fd: int, name: str) -> bytes:
 
 
 def move(src_fd: int, dst_fd: int, name: str) -> bool:
-    """Move `name` from one directory to another durably; False if it was already moved.
+    """Move `name` from one directory to another durably; False if it was not there."""
+    return move_many(src_fd, dst_fd, [name]) == 1
 
-    Tolerates a concurrent mover: a source that is gone while the destination holds the name
-    counts as moved by someone else.
+
+def move_many(src_fd: int, dst_fd: int, names: list[str]) -> int:
+    """Move files between two directories, then fsync both once; returns how many moved.
+
+    One pair of directory fsyncs covers the whole group: a rename is atomic, so after a crash
+    before the fsyncs each file is in one of the two places, never lost, and one still in the
+    source is simply forwarded again. A name no longer in the source was moved by a concurrent
+    mover and is skipped.
     """
-    try:
-        os.rename(name, name, src_dir_fd=src_fd, dst_dir_fd=dst_fd)
-    except FileNotFoundError:
+    moved = 0
+    for name in names:
         try:
-            os.stat(name, dir_fd=dst_fd, follow_symlinks=False)
+            os.rename(name, name, src_dir_fd=src_fd, dst_dir_fd=dst_fd)
         except FileNotFoundError:
-            raise
-        return False
-    os.fsync(dst_fd)
-    os.fsync(src_fd)
-    return True
+            continue
+        moved += 1
+    if moved:
+        os.fsync(dst_fd)
+        os.fsync(src_fd)
+    return moved

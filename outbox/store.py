@@ -284,17 +284,22 @@ class Store:
                 return kind
         return None
 
-    def move(self, file: StoredFile, area: str) -> bool:
-        """Move a pending file to `.imported/` or `.quarantine/` (rename + fsync both
-        directories). False when someone else already moved it; FileNotFoundError when it is
-        in neither place."""
-        src = self.session_fd(file.session_id, file.area)
+    def move(self, files: list[StoredFile], area: str) -> int:
+        """Move pending files of one session to `.imported/` or `.quarantine/` (renames, then
+        one fsync of each directory). Files already moved by someone else are skipped; returns
+        how many this call moved."""
+        if not files:
+            return 0
+        session_id = files[0].session_id
+        if any(f.session_id != session_id or f.area != PENDING for f in files):
+            raise ValueError("move() takes pending files of one session")
+        src = self.session_fd(session_id, PENDING)
         if src is None:
-            raise FileNotFoundError(file.relpath)
+            return 0
         try:
-            dst = self.session_fd(file.session_id, area, create=True)
+            dst = self.session_fd(session_id, area, create=True)
             try:
-                return atomic.move(src, dst, file.name)
+                return atomic.move_many(src, dst, [f.name for f in files])
             finally:
                 os.close(dst)
         finally:

@@ -87,6 +87,7 @@ class SyncEngine:
         self.state = state
         self.limits = limits or Limits()
         self._progress = progress or (lambda event, fields: None)
+        self._moves: dict[tuple[str, str], list[StoredFile]] = {}
 
     # --- whole store ---------------------------------------------------------------------------
     async def sync_all(self) -> list[SessionReport]:
@@ -102,6 +103,7 @@ class SyncEngine:
         try:
             await self._sync_session(session_id, report)
         finally:
+            self._commit_moves()  # what was confirmed before a failure still moves
             self.state.save()
             report.pending = len([f for f in self.store.files(session_id, None, (PENDING,))
                                   if not f.name.endswith(names.VECTOR_EXT)])
@@ -139,6 +141,7 @@ class SyncEngine:
             batch_bytes += item.size
         await self._flush(batch, vectors, blocked, report)
         self._settle_orphan_vectors(session_id, vectors)
+        self._commit_moves()
 
     def _load_message(self, file: StoredFile, report: SessionReport) -> _Item | None:
         """Decode a pending `.msg`; an unreadable one is set aside at once (never a crash loop)."""
@@ -172,6 +175,7 @@ class SyncEngine:
             self._refused(file, file.item_id, exc, report)
             return
         self._confirmed(file, None, file.item_id, answer, report)
+        self._commit_moves()
         report.events_applied += 1
 
     async def _send_event(self, event: Any) -> Any:
@@ -227,6 +231,7 @@ class SyncEngine:
             blocked.add(item.message_id)
             self._refused(item.file, item.message_id, Refused(code, statement), report,
                           vector=vectors.get(item.message_id))
+        self._commit_moves()
         self._progress("batch", {"session_id": report.session_id, "items": len(batch),
                                  "imported": report.imported})
 
@@ -282,10 +287,13 @@ class SyncEngine:
         report.quarantined.append({"file": file.relpath, "reason_file": reason_path, **reason})
 
     def _move(self, file: StoredFile, area: str) -> None:
-        try:
-            self.store.move(file, area)
-        except FileNotFoundError:
-            pass  # a concurrent syncer moved it somewhere else already
+        """Queue a move; `_commit_moves` performs the queue with one fsync pair per area."""
+        self._moves.setdefault((file.session_id, area), []).append(file)
+
+    def _commit_moves(self) -> None:
+        moves, self._moves = self._moves, {}
+        for (_session_id, area), files in moves.items():
+            self.store.move(files, area)
 
     def _settle_orphan_vectors(self, session_id: str, vectors: dict[str, StoredFile]) -> None:
         """A `.emb` left pending by a crash between the two moves follows its `.msg`."""
