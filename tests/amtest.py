@@ -105,3 +105,19 @@ def make_project(tmp_path, config: str | None = None, init: bool = True) -> Proj
         result = project.cli("store", "init")
         assert result.rc == 0, result.stdout
     return project
+
+
+def open_args(session_id, project_id="proj"):
+    return ["session", "open", "--session-id", session_id, "--project-id", project_id,
+            "--dialogue-kind", "human,model", "--participant", "alice", "claude",
+            "--title", "T", "--metadata", '{"origin": "test"}']
+
+
+def write_offline(project, session_id, count, **extra):
+    ids = []
+    for i in range(count):
+        result = project.cli("--store", "file", *message_args(session_id, f"message {i}",
+                                                                **extra))
+        assert result.rc == 0, result.stdout
+        ids.append(result.data["message_id"])
+    return ids

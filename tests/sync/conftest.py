@@ -1,45 +1,7 @@
-import asyncio
-import socket
-
 import pytest
 
 from amtest import make_project
-
-
-def closed_port() -> int:
-    """A loopback port nothing listens on (bound then released)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def read_all(fleet, session_id: str) -> list[dict]:
-    """Every message the logger holds for a session (full mode), following continuations."""
-    async def go():
-        out, continuation = [], None
-        async with fleet.logger_client() as client:
-            while True:
-                if continuation is None:
-                    answer = await client.messages_read(session_id=session_id,
-                                                        start_sequence_number=0,
-                                                        block_size=1000, mode="full")
-                else:
-                    answer = await client.messages_read(session_id=session_id,
-                                                        continuation=continuation,
-                                                        block_size=1000, mode="full")
-                data = answer["data"]
-                out.extend(data["messages"])
-                if not data["more"]:
-                    return out
-                continuation = data["continuation"]
-    return asyncio.run(go())
-
-
-def logger_sessions(fleet, **filters) -> list[dict]:
-    async def go():
-        async with fleet.logger_client() as client:
-            return (await client.sessions_list(block_size=1000, **filters))["data"]["sessions"]
-    return asyncio.run(go())
+from fleetutil import closed_port
 
 
 @pytest.fixture

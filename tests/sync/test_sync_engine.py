@@ -3,24 +3,8 @@
 import json
 import os
 
-from amtest import make_project, message_args
-from conftest import logger_sessions, read_all
-
-
-def open_args(session_id, project_id="proj"):
-    return ["session", "open", "--session-id", session_id, "--project-id", project_id,
-            "--dialogue-kind", "human,model", "--participant", "alice", "claude",
-            "--title", "T", "--metadata", '{"origin": "test"}']
-
-
-def write_offline(project, session_id, count, **extra):
-    ids = []
-    for i in range(count):
-        result = project.cli("--store", "file", *message_args(session_id, f"message {i}",
-                                                                **extra))
-        assert result.rc == 0, result.stdout
-        ids.append(result.data["message_id"])
-    return ids
+from amtest import make_project, message_args, open_args, write_offline
+from fleetutil import logger_sessions, read_all
 
 
 def test_offline_writes_then_sync_deliver_everything_exactly(synced_project, fleet,

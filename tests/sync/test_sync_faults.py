@@ -8,9 +8,8 @@ import time
 
 import pytest
 
-from amtest import make_project, message_args
-from conftest import read_all
-from test_sync_engine import open_args
+from amtest import make_project, message_args, open_args
+from fleetutil import read_all
 
 SESSIONS = 4
 PER_SESSION = 30

@@ -2,9 +2,8 @@
 
 import os
 
-from amtest import make_project, message_args
-from conftest import logger_sessions, read_all
-from test_sync_engine import open_args
+from amtest import make_project, message_args, open_args
+from fleetutil import logger_sessions, read_all
 
 
 def test_auto_with_the_logger_up_lands_in_the_logger(synced_project, fleet, unique_session_id):
