@@ -22,9 +22,13 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
     inputs.positive(args.batch_items, "--batch-items")
     inputs.positive(args.batch_bytes, "--batch-bytes")
     inputs.positive(args.quarantine_after, "--quarantine-after")
+    inputs.positive(args.sessions_in_flight, "--sessions-in-flight")
     if ctx.config.logger is None:
         raise LoggerUnreachableError("no logger is configured (ailogger_client section): "
                                      "nothing can be forwarded")
+    if getattr(args, "watch", False):
+        from cli import watch_cmd
+        return watch_cmd.run(ctx, args)
     store = ctx.store()
     from sync.lock import SyncLock
     holder = SyncLock(store.path).holder()
@@ -40,7 +44,8 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
     from sync.runner import LockBusy, run as run_sync
     log = get_logger()
     limits = Limits(batch_items=args.batch_items, batch_bytes=args.batch_bytes,
-                    quarantine_after=args.quarantine_after)
+                    quarantine_after=args.quarantine_after,
+                    sessions_in_flight=args.sessions_in_flight)
     try:
         reports, warnings = run_sync(
             store, ctx.config, limits=limits,

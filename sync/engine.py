@@ -15,6 +15,7 @@ the logger answers an identical repeat as success. The caller holds the sync loc
 
 from __future__ import annotations
 
+import asyncio
 import os
 from typing import Any, Callable
 
@@ -30,7 +31,8 @@ class Limits:
     """Batch bounds and the quarantine threshold (see the README for how they were chosen)."""
 
     def __init__(self, batch_items: int = 500, batch_bytes: int = 4 << 20,
-                 quarantine_after: int = 3) -> None:
+                 quarantine_after: int = 3, sessions_in_flight: int = 2) -> None:
+        self.sessions_in_flight = max(1, sessions_in_flight)
         self.batch_items = max(1, batch_items)
         self.batch_bytes = max(1, batch_bytes)
         self.quarantine_after = max(1, quarantine_after)
@@ -91,11 +93,31 @@ class SyncEngine:
 
     # --- whole store ---------------------------------------------------------------------------
     async def sync_all(self) -> list[SessionReport]:
-        """Every session with pending files, in name order. Unreachable propagates."""
-        reports = []
-        for session_id in self.store.pending_session_ids():
-            reports.append(await self.sync_session(session_id))
-        return reports
+        """Every session with pending files; reports in name order. Unreachable propagates.
+
+        Sessions are independent, so up to `limits.sessions_in_flight` of them are forwarded at
+        once (the logger works on one session's batch while the next session's files are read);
+        within a session everything stays strictly in order.
+        """
+        session_ids = self.store.pending_session_ids()
+        reports: dict[str, SessionReport] = {}
+        queue = list(reversed(session_ids))
+
+        async def worker() -> None:
+            while queue:
+                session_id = queue.pop()
+                reports[session_id] = await self.sync_session(session_id)
+
+        workers = [asyncio.ensure_future(worker())
+                   for _ in range(min(self.limits.sessions_in_flight, len(session_ids)))]
+        try:
+            await asyncio.gather(*workers)
+        except BaseException:
+            for task in workers:
+                task.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+            raise
+        return [reports[s] for s in session_ids if s in reports]
 
     # --- one session ---------------------------------------------------------------------------
     async def sync_session(self, session_id: str) -> SessionReport:

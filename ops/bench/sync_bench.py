@@ -23,7 +23,9 @@ import time
 from pathlib import Path
 
 from ops.fleet.handle import Fleet
-from outbox.store import Store
+from outbox import atomic, encoding, names
+from outbox.contract import format_utc, new_uuid4
+from outbox.store import Store, utc_now
 
 
 def log(message: str) -> None:
@@ -31,24 +33,42 @@ def log(message: str) -> None:
 
 
 def make_project(root: Path, sessions: int, messages: int, tag: str) -> list[dict]:
-    """A git project whose outbox holds `messages` pending messages over `sessions` sessions."""
+    """A git project whose outbox holds `messages` pending messages over `sessions` sessions.
+
+    The files are made as `write` makes them (outbox.encoding records, atomic create), but
+    with sequence numbers counted here: `write` counts a session's files on every call, which
+    would make generating 100,000 messages quadratic.
+    """
     root.mkdir(parents=True)
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     (root / ".gitignore").write_text("/.agent-memory/\n")
     (root / ".agent-memory").mkdir(mode=0o700)
     items = []
+    counts = [0] * sessions
     with Store(str(root)) as store:
+        fds = []
         for s in range(sessions):
             sid = f"{tag}-{s}"
             store.append_event(sid, "open", project_id="bench", dialogue_kind=["human", "model"],
                                participants=["alice", "model"], title=None, metadata=None)
-        for i in range(messages):
-            sid = f"{tag}-{i % sessions}"
-            _file, record = store.append_message({
-                "session_id": sid, "sender_kind": "human", "sender_identity": "alice",
-                "receiver_kind": "model", "receiver_identity": "model",
-                "text": f"benchmark message {i}: the quick brown fox jumps over the lazy dog"})
-            items.append(record)
+            fds.append(store.session_fd(sid))
+        try:
+            for i in range(messages):
+                s = i % sessions
+                now = utc_now()
+                record = encoding.message(
+                    session_id=f"{tag}-{s}", message_id=new_uuid4(),
+                    text=f"benchmark message {i}: the quick brown fox jumps over the lazy dog",
+                    sender_kind="human", sender_identity="alice", receiver_kind="model",
+                    receiver_identity="model", occurred_at=format_utc(now),
+                    sequence_number=counts[s], written_at=format_utc(now))
+                counts[s] += 1
+                name = names.final_name(now, record["message_id"], names.MESSAGE_EXT)
+                atomic.create_exclusive(fds[s], name, encoding.encode(record))
+                items.append(record)
+        finally:
+            for fd in fds:
+                os.close(fd)
     return items
 
 
@@ -102,11 +122,13 @@ def main() -> None:
             records = make_project(tmp_path / "p10k", args.sessions, args.messages, "small")
             log("draining with agent-memory sync")
             result["sync"] = run_sync(tmp_path / "p10k", fleet.config_path, args.batch_items)
+            log(json.dumps(result["sync"]))
             if not args.skip_naive:
                 log("naive append_message loop")
                 naive = asyncio.run(naive_loop(fleet, records, "naive-"))
                 result["naive_seconds"] = round(naive, 2)
                 result["speedup"] = round(naive / result["sync"]["seconds"], 1)
+                log(f"naive: {naive:.1f} s")
             if args.large:
                 log(f"writing {args.large} pending messages")
                 make_project(tmp_path / "plarge", args.sessions, args.large, "large")
