@@ -1,0 +1,184 @@
+"""The live checks: every promise of agent-memory, against the logger and embedder the
+configuration names. Each drives the real CLI in a scratch project and inspects the logger
+through the product's own connection code."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+
+from pipeline import logger
+from pipeline.registry import CheckFailed, check, expect
+from pipeline.scratch import Run
+from sync.config import load
+
+
+def _config(run: Run):
+    return load(run.config_path)
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _unreachable_config(run: Run, logger_down: bool = True, embedder_down: bool = True) -> str:
+    """A second configuration: the run's, with the logger and/or embedder at a closed port.
+
+    Certificate paths are made absolute, since the copy lives in another directory.
+    """
+    config = _config(run)
+    document = json.loads(json.dumps(config.document))
+    port = _closed_port()
+    for name, down in (("ailogger_client", logger_down), ("embedding_client", embedder_down)):
+        section = document.get(name)
+        if section is None:
+            continue
+        if down:
+            section["server"] = {"host": "127.0.0.1", "port": port}
+            section.setdefault("client", {})["timeout"] = 5
+        for ssl in (section.get("ssl"), section.get("client", {}).get("ssl")):
+            if isinstance(ssl, dict):
+                for key in ("cert", "key", "ca"):
+                    if isinstance(ssl.get(key), str):
+                        ssl[key] = config.resolve_path(ssl[key])
+    path = os.path.join(run.tmp, f"unreachable-{int(logger_down)}{int(embedder_down)}.json")
+    with open(path, "w") as handle:
+        json.dump(document, handle)
+    return path
+
+
+@check("config-valid", "the configuration validates and names a logger")
+def config_valid(run: Run) -> None:
+    answer = run.project("config").am("config", "validate")
+    expect(answer.rc == 0, "config validate exits 0", 0, answer.brief())
+    expect(answer.data["file_store_only"] is False, "a logger is configured",
+           "ailogger_client section", answer.data)
+
+
+@check("logger-answers", "the logger answers its health command")
+def logger_answers(run: Run) -> None:
+    try:
+        report = logger.call(_config(run), "health")
+    except Exception as exc:
+        raise CheckFailed("health answers", "an answer", f"{type(exc).__name__}: {exc}")
+    expect(report is not None, "health answers", "a report", report)
+
+
+@check("write-auto-lands-in-logger", "a write in --store auto lands in the logger")
+def write_auto(run: Run) -> None:
+    scratch = run.project("auto")
+    session_id, opened = scratch.open_session()
+    expect(opened.rc == 0 and opened.store == "logger", "session open reaches the logger",
+           {"rc": 0, "store": "logger"}, opened.brief())
+    written = scratch.write(session_id, "pipeline check: a write in auto mode")
+    expect(written.rc == 0 and written.store == "logger", "write answers from the logger",
+           {"rc": 0, "store": "logger"}, written.brief())
+    entry = logger.call(_config(run), "message_get", message_id=written.data["message_id"])
+    expect(entry.get("session_id") == session_id, "the logger holds the message",
+           session_id, entry)
+    expect(scratch.final_files(session_id) == [], "nothing left pending", [],
+           scratch.final_files(session_id))
+
+
+@check("write-unreachable-lands-in-file", "with the logger unreachable a write exits 0 into the "
+                                          "file store")
+def write_unreachable(run: Run) -> None:
+    scratch = run.project("unreachable")
+    session_id, _ = scratch.open_session()
+    written = scratch.write(session_id, "pipeline check: logger unreachable",
+                            config=_unreachable_config(run))
+    expect(written.rc == 0 and written.store == "file", "write falls back to the file store",
+           {"rc": 0, "store": "file"}, written.brief())
+    pending = [n for n in scratch.final_files(session_id) if n.endswith(".msg")]
+    expect(len(pending) == 1 and written.data["message_id"] in pending[0],
+           "the message waits in the outbox", "one pending .msg", pending)
+
+
+def _offline_then_sync(run: Run, name: str):
+    scratch = run.project(name)
+    session_id, _ = scratch.open_session()
+    down = _unreachable_config(run)
+    written = [scratch.write(session_id, f"pipeline offline message {i}",
+                             "--occurred-at", f"2026-01-0{i + 1}T10:00:00.25{i}+02:00",
+                             config=down) for i in range(3)]
+    for answer in written:
+        expect(answer.rc == 0 and answer.store == "file", "offline write", "file", answer.brief())
+    synced = scratch.am("sync")
+    return scratch, session_id, written, synced
+
+
+@check("import-keeps-id-and-time", "files imported keep message_id and occurred_at exactly and "
+                                   "move to .imported/")
+def import_keeps(run: Run) -> None:
+    scratch, session_id, written, synced = _offline_then_sync(run, "import")
+    expect(synced.rc == 0, "sync exits 0", 0, synced.brief())
+    config = _config(run)
+    for answer in written:
+        entry = logger.call(config, "message_get", message_id=answer.data["message_id"])
+        expect(entry.get("occurred_at") == answer.data["occurred_at"], "occurred_at kept",
+               answer.data["occurred_at"], entry.get("occurred_at"))
+    expect(scratch.final_files(session_id) == [], "outbox empty", [],
+           scratch.final_files(session_id))
+    moved = [n for n in scratch.final_files(session_id, ".imported") if n.endswith(".msg")]
+    expect(len(moved) == 3, "files moved to .imported/", 3, moved)
+
+
+@check("second-import-imports-nothing", "a second sync imports nothing")
+def second_import(run: Run) -> None:
+    scratch, session_id, _written, synced = _offline_then_sync(run, "second")
+    expect(synced.rc == 0 and synced.data["totals"]["imported"] == 3, "first sync imports 3", 3,
+           synced.brief())
+    again = scratch.am("sync")
+    expect(again.rc == 0 and again.data["totals"]["imported"] == 0, "second sync imports 0", 0,
+           again.brief())
+
+
+@check("store-logger-unreachable-exit-4", "--store logger with the logger unreachable exits 4 "
+                                          "and leaves nothing pending")
+def store_logger_unreachable(run: Run) -> None:
+    scratch = run.project("logger-only")
+    session_id, _ = scratch.open_session()
+    answer = scratch.am("--store", "logger", "write", "--session-id", session_id,
+                        "--sender-kind", "human", "--sender-identity", "pipeline",
+                        "--receiver-kind", "model", "--receiver-identity", "agent",
+                        "--text", "must not be kept", config=_unreachable_config(run))
+    expect(answer.rc == 4, "exit 4", 4, answer.brief())
+    expect(scratch.final_files(session_id) == [], "nothing pending", [],
+           scratch.final_files(session_id))
+
+
+@check("exit-2-usage", "a bad option value is a usage error (exit 2), nothing written")
+def exit_usage(run: Run) -> None:
+    scratch = run.project("usage")
+    answer = scratch.write("bad/session", "text")
+    expect(answer.rc == 2 and answer.one_object and answer.out["success"] is False,
+           "exit 2 with one JSON error object", 2, answer.brief())
+    expect(os.listdir(scratch.store) == [], "nothing written", [], os.listdir(scratch.store))
+
+
+@check("exit-3-store-unavailable", "a project without .agent-memory/ is exit 3, nothing written")
+def exit_store(run: Run) -> None:
+    scratch = run.project("no-store")
+    os.rmdir(scratch.store)
+    answer = scratch.write(f"pipeline-{run.run_id}-nostore", "text", "--store", "file")
+    expect(answer.rc == 3, "exit 3", 3, answer.brief())
+    expect(not os.path.exists(scratch.store), "nothing created", False, True)
+
+
+@check("exit-5-not-found", "get of an unknown message id is exit 5")
+def exit_not_found(run: Run) -> None:
+    from outbox.contract import new_uuid4
+    answer = run.project("not-found").am("get", new_uuid4())
+    expect(answer.rc == 5, "exit 5", 5, answer.brief())
+
+
+@check("exit-6-config-invalid", "an invalid configuration is exit 6")
+def exit_config(run: Run) -> None:
+    path = os.path.join(run.tmp, "invalid.json")
+    with open(path, "w") as handle:
+        json.dump({"ailogger_client": {"server": {"host": "h", "port": "not a number"}}}, handle)
+    answer = run.project("bad-config").am("config", "validate", config=path)
+    expect(answer.rc == 6, "exit 6", 6, answer.brief())
