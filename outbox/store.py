@@ -251,8 +251,12 @@ class Store:
             attributes=fields.get("attributes"),
         )
         name = names.final_name(_parse(occurred_at), message_id, names.MESSAGE_EXT)
-        self._create(session_id, name, encoding.encode(record))
-        return NewMessage(StoredFile(session_id, PENDING, name), record)
+        file = StoredFile(session_id, PENDING, name)
+        try:
+            self._create(session_id, name, encoding.encode(record))
+        except FileExistsError:  # a concurrent replay of the same message won the race
+            raise MessageExists(StoredMessage(file, self.load(file, "message"))) from None
+        return NewMessage(file, record)
 
     def append_event(self, session_id: str, event: str, **attributes: Any) -> tuple[StoredFile, dict[str, Any]]:
         """Record a session event (open with its attributes, close, reopen)."""
