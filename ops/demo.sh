@@ -1,27 +1,45 @@
 #!/usr/bin/env bash
 # `make run`: the main job on local defaults, in a scratch project under $2 (default .demo).
-# Opens a session, records a short dialogue in the project's outbox and reads it back.
+# Records a short dialogue while no logger runs (it waits in the project's outbox), starts the
+# reference fleet (the local default fleet, ops/fleet), forwards the outbox with `sync`, writes
+# once more with the logger up, reads the session back from the logger, and stops the fleet.
 set -euo pipefail
 BIN=$(cd "$1" && pwd)
 DEMO=${2:-.demo}
 AM="$BIN/agent-memory"
-rm -rf "$DEMO/project"
+mkdir -p "$DEMO"
+DEMO=$(cd "$DEMO" && pwd)
+rm -rf "$DEMO/project" "$DEMO/fleet"
 mkdir -p "$DEMO/project"
 cd "$DEMO/project"
 git init -q .
 SID="demo-$(date +%s)"
 step() { printf '\n$ agent-memory %s\n' "$*" >&2; "$AM" "$@"; }
+field() { "$BIN/python" -c 'import json,sys; print(json.load(sys.stdin)["data"]['"\"$1\""'])'; }
+
+printf '\n# 1. No logger yet: everything lands in the outbox (.agent-memory/)\n' >&2
 step store init
-step session open --session-id "$SID" --project-id demo --dialogue-kind human,model \
+step --store file session open --session-id "$SID" --project-id demo --dialogue-kind human,model \
   --participant alice --participant assistant --title "agent-memory demo"
-Q=$(step write --session-id "$SID" --sender-kind human --sender-identity alice \
-  --receiver-kind model --receiver-identity assistant --text "Where do my messages go when the logger is down?")
+Q=$(step --store file write --session-id "$SID" --sender-kind human --sender-identity alice \
+  --receiver-kind model --receiver-identity assistant \
+  --text "Where do my messages go when the logger is down?")
 echo "$Q"
-QID=$(printf '%s' "$Q" | "$BIN/python" -c 'import json,sys; print(json.load(sys.stdin)["data"]["message_id"])')
+QID=$(printf '%s' "$Q" | field message_id)
 echo "Into .agent-memory/, then to the logger when it answers." | \
-  step write --session-id "$SID" --sender-kind model --sender-identity assistant \
+  step --store file write --session-id "$SID" --sender-kind model --sender-identity assistant \
   --receiver-kind human --receiver-identity alice --relation "reply:$QID"
-step read --session-id "$SID"
-step sessions
-printf '\nThe outbox of %s:\n' "$PWD" >&2
-find .agent-memory -type f | sort >&2
+find .agent-memory -type f -name '*.msg' -o -type f -name '*.ses' | sort >&2
+
+printf '\n# 2. The reference fleet starts (ops/fleet, loopback only)\n' >&2
+"$BIN/python" -m ops.fleet up --data "$DEMO/fleet"
+trap '"$BIN/python" -m ops.fleet down --data "$DEMO/fleet" >/dev/null 2>&1 || true' EXIT
+CONFIG="$DEMO/fleet/agent-memory.json"
+
+printf '\n# 3. sync forwards the outbox, keeping ids and times\n' >&2
+step --config "$CONFIG" sync
+step --config "$CONFIG" write --session-id "$SID" --sender-kind human --sender-identity alice \
+  --receiver-kind model --receiver-identity assistant --text "And with the logger up?"
+step --config "$CONFIG" --store file read --session-id "$SID"
+printf '\nThe outbox is empty; confirmed files are in .agent-memory/.imported/:\n' >&2
+find .agent-memory -type f \( -name '*.msg' -o -name '*.ses' \) | sort >&2
