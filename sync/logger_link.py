@@ -15,7 +15,7 @@ import time
 from typing import Any
 
 from sync.config import Config
-from sync.failures import Failed, Refused, Unreachable, translate
+from sync.failures import Failed, Unreachable, translate
 
 
 class RetryPolicy:
