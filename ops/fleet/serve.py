@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ops.fleet import layout
+from ops.fleet.delivery import with_lean_delivery
 from ops.fleet.faults import FaultReader, Faults
 from ops.fleet.gate import Gate
 
@@ -75,6 +76,9 @@ def base_app_config(port: int, queue: bool) -> dict[str, Any]:
             "max_concurrent_jobs": 2,
             "shutdown_timeout": 3.0,
             "completed_job_retention_seconds": 600,
+            # Each retained job keeps its parameters and result in the queue processes; the
+            # adapter's default cap is derived from RLIMIT_NOFILE (thousands). Swept every 60 s.
+            "max_retained_terminal_jobs": 64,
         }
     return config
 
@@ -97,7 +101,7 @@ async def serve(service: str, data: Path, port: int, build_app: Callable[[int], 
     gate = Gate(port, private_port, reader.current)
     public = gate.bind()  # fail early (port taken) and learn the port; listen comes later
 
-    app = with_delay(build_app(gate.port), reader.current)
+    app = with_delay(with_lean_delivery(build_app(gate.port)), reader.current)
     cfg = hypercorn.config.Config()
     cfg.bind = [f"fd://{private.fileno()}"]
     cfg.loglevel = "WARNING"

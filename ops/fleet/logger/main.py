@@ -29,7 +29,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("QUEUEMGR_MP_START_METHOD", "fork")
 
     from ops.fleet.embedder.models import ModelRefusal, default_dimension
-    from ops.fleet.logger import commands, store
+    from ops.fleet.logger import commands, forking, store
     from ops.fleet.logger.vectors import Vectorizer
 
     try:
@@ -38,6 +38,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"logger: {refusal.message}", file=sys.stderr)
         return 2
     store.connect(layout.db_path(data))  # create the schema before anything forks
+    forking.install()  # before the queue manager exists: job starts stay O(1)
     commands.VECTORS = Vectorizer(data, args.embed_model, dimension, args.embed_port)
 
     def build_app(port: int):

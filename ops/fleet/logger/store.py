@@ -51,7 +51,12 @@ CREATE TABLE IF NOT EXISTS messages(
   vector            BLOB,               -- float32, NULL = not vectorized yet
   vector_model      TEXT,
   UNIQUE(session_id, sequence_number));
+-- Pending vectors (vector IS NULL) are found through these partial indexes only: the
+-- Vectorizer, health and the scoped fills of working_set cost O(pending), not O(messages).
+-- IF NOT EXISTS: every connection applies them, so existing data dirs get them too.
 CREATE INDEX IF NOT EXISTS messages_pending ON messages(received_at) WHERE vector IS NULL;
+CREATE INDEX IF NOT EXISTS messages_pending_session ON messages(session_id, received_at)
+  WHERE vector IS NULL;
 CREATE TABLE IF NOT EXISTS relations(
   relation_id     INTEGER PRIMARY KEY AUTOINCREMENT,
   session_id      TEXT NOT NULL,

@@ -22,6 +22,10 @@ from ops.fleet.faults import FaultReader
 
 log = logging.getLogger(__name__)
 BATCH = 256
+# Pending work, oldest first: served by the partial indexes messages_pending (where="1=1") and
+# messages_pending_session (where="session_id=?"), so its cost is O(pending), not O(messages).
+PENDING_QUERY = ("SELECT message_id, text, content_key FROM messages WHERE vector IS NULL AND "
+                 "({where}) ORDER BY received_at LIMIT ?")
 
 
 class EmbeddingUnavailable(Exception):
@@ -92,9 +96,7 @@ class Vectorizer:
         self.blocked = True
         if self.faults.current().hold_vectors:
             return False
-        rows = conn.execute(f"SELECT message_id, text, content_key FROM messages WHERE vector IS "
-                            f"NULL AND ({where}) ORDER BY received_at LIMIT ?",
-                            args + (limit,)).fetchall()
+        rows = conn.execute(PENDING_QUERY.format(where=where), args + (limit,)).fetchall()
         self.blocked = False
         if not rows:
             return True
