@@ -21,6 +21,12 @@ def _dispatch(ctx, args) -> tuple[object, str]:
     if command in ("read", "get", "sessions"):
         from cli import read_cmd
         return read_cmd.run(ctx, args)
+    if command in ("search", "working-set"):
+        from cli import retrieval_cmd
+        return retrieval_cmd.run(ctx, args)
+    if command == "embed":
+        from cli import embed_cmd
+        return embed_cmd.run(ctx, args)
     if command in ("sync", "import"):
         from cli import sync_cmd
         return sync_cmd.run(ctx, args)

@@ -45,6 +45,9 @@ COMMANDS = {
     "read": "a window of a session's messages by sequence number",
     "get": "one message by its id",
     "sessions": "list sessions",
+    "search": "messages closest in meaning to a query (message_search)",
+    "working-set": "a session's recent messages and those closest to an anchor",
+    "embed": "fill every missing message vector (.emb) with the configured model",
     "sync": "forward every pending event and message to the logger (alias: import)",
     "import": "alias of sync",
     "config": "write or check a configuration document",
@@ -125,6 +128,11 @@ def _write(write: Parser) -> None:
     write.add_argument("--attributes", metavar="JSON", help="a JSON object kept verbatim")
     write.add_argument("--wait", type=float, default=1.0, metavar="SECONDS",
                        help="how long to wait for a running watcher to confirm (default 1)")
+    write.add_argument("--embed-budget", type=float, metavar="SECONDS",
+                       help="how long the embedder may take to give the vector (default "
+                            "$AGENT_MEMORY_EMBED_BUDGET, else 2, or 0 with --store file; "
+                            "0: leave it to `embed` or the watcher)")
+
 
 
 def _read(read: Parser) -> None:
@@ -146,6 +154,38 @@ def _sessions(sessions: Parser) -> None:
     sessions.add_argument("--dialogue-kind", metavar="KIND-to-KIND")
     sessions.add_argument("--block-size", type=int, metavar="N")
     sessions.add_argument("--continuation", metavar="C")
+
+
+def _search(search: Parser) -> None:
+    search.add_argument("--query", required=True, metavar="TEXT")
+    search.add_argument("--scope", required=True, choices=("session", "project", "all_projects"))
+    search.add_argument("--target", metavar="ID", help="the session or project of the scope")
+    search.add_argument("--page-size", type=int, metavar="N")
+    search.add_argument("--page-offset", type=int, metavar="N", help="zero-based")
+    search.add_argument("--mode", choices=("resolved", "full"), default="resolved")
+    search.add_argument("--sender-kind", metavar="K", help="filter: human|model|tool|system")
+    search.add_argument("--priority", type=int, metavar="N", help="filter: exact priority")
+    search.add_argument("--occurred-from", metavar="RFC3339", help="filter: inclusive")
+    search.add_argument("--occurred-to", metavar="RFC3339", help="filter: inclusive")
+    search.add_argument("--filter-session-id", metavar="ID", help="filter: one session")
+    search.add_argument("--filter-project-id", metavar="P", help="filter: one project")
+    search.add_argument("--ranking", choices=("auto", "vector", "bm25"), default="auto",
+                        help="auto: by vector, else BM25 over local texts when the query "
+                             "cannot be embedded; vector: a vector or exit 7; bm25: local BM25")
+
+
+def _working_set(ws: Parser) -> None:
+    ws.add_argument("--session-id", required=True, metavar="ID")
+    ws.add_argument("--anchor-text", metavar="T")
+    ws.add_argument("--anchor-message-id", metavar="M")
+    ws.add_argument("--recency-count", type=int, metavar="N")
+    ws.add_argument("--similarity-count", type=int, metavar="N")
+    ws.add_argument("--mode", choices=("resolved", "full"), default="resolved")
+
+
+def _embed(embed: Parser) -> None:
+    embed.add_argument("--batch", type=int, default=64, metavar="N",
+                       help="texts per embedder call (default 64)")
 
 
 def _sync(sync: Parser) -> None:
@@ -188,5 +228,6 @@ def _store(store: Parser) -> None:
 
 
 _ADD = {"session": _session, "write": _write, "read": _read, "get": _get,
-        "sessions": _sessions, "sync": _sync, "import": _sync, "config": _config,
+        "sessions": _sessions, "search": _search, "working-set": _working_set,
+        "embed": _embed, "sync": _sync, "import": _sync, "config": _config,
         "store": _store}

@@ -82,7 +82,151 @@ def sessions(ctx: Context, args) -> dict[str, Any]:
                            "continuation": window["continuation"]}, unreadable)
 
 
+# --- the logger side (auto: with the outbox's pending messages merged) -------------------------
+OUTBOX_CONTINUATION = "outbox:"
+
+
+def _logger(ctx: Context, command: str, **params: Any):
+    """The logger's answer data, or None when it is unreachable in auto mode."""
+    from cli.errors import CliError, LoggerUnreachableError, RefusedError
+    from sync import runner
+    from sync.failures import Failed, Refused, Unreachable
+    try:
+        return runner.direct(ctx.config, command, **params)
+    except Unreachable as exc:
+        if ctx.store_mode == "logger":
+            raise LoggerUnreachableError(f"logger unreachable: {exc}") from None
+        return None
+    except Refused as exc:
+        raise RefusedError(exc.statement, code=exc.code) from None
+    except Failed as exc:
+        raise CliError(f"the logger failed: {exc}", code="LOGGER_FAILED") from None
+
+
+def _local_store(ctx: Context):
+    """The file store when auto mode may merge from it, else None."""
+    from cli.errors import StoreUnavailableError
+    if ctx.store_mode != "auto":
+        return None
+    try:
+        return ctx.store()
+    except StoreUnavailableError:
+        return None
+
+
+def _pending_entries(store, session_id: str) -> list[dict[str, Any]]:
+    from outbox.store import PENDING
+    messages, _bad = store.messages(session_id, (PENDING,))
+    ordered = sorted(messages, key=lambda m: (m.record.sequence_number, m.file.name))
+    return [views.message_entry(m) for m in ordered]
+
+
+def logger_read(ctx: Context, args):
+    from cli.errors import RefusedError
+    session_id = inputs.session_id(args.session_id)
+    start = inputs.non_negative(args.start, "--start")
+    block_size = _block_size(args.block_size)
+    store = _local_store(ctx)
+    token = args.continuation
+    if store is not None and token is not None and token.startswith(OUTBOX_CONTINUATION):
+        try:
+            shown = int(token[len(OUTBOX_CONTINUATION):])
+        except ValueError:
+            raise UsageError(f"--continuation {token!r} is not one this tool handed out",
+                             code=contract.CONTINUATION_INVALID) from None
+        data = {"session_id": session_id, "messages": [], "more": False, "continuation": None}
+        return _append_pending(store, session_id, data, block_size, args.mode, 0, shown)
+    params: dict[str, Any] = {"session_id": session_id, "block_size": block_size,
+                              "mode": args.mode}
+    if token is not None:
+        params["continuation"] = token
+    else:
+        params["start_sequence_number"] = start
+    try:
+        data = _logger(ctx, "messages_read", **params)
+    except RefusedError as exc:
+        if store is not None and exc.code == contract.SESSION_UNKNOWN and \
+                _pending_entries(store, session_id):
+            return read(ctx, args), "file"  # opened while the logger was away: all pending
+        raise
+    if data is None:
+        return None
+    if store is None or data.get("more"):
+        return data, "logger"
+    return _append_pending(store, session_id, data, block_size, args.mode,
+                           start if token is None else 0, 0)
+
+
+def _append_pending(store, session_id: str, data: dict[str, Any], block_size: int, mode: str,
+                    start: int, skip: int):
+    known = {e["message_id"] for e in data["messages"]}
+    pending = [e for e in _pending_entries(store, session_id)
+               if e["message_id"] not in known and e["sequence_number"] >= start]
+    if mode == "resolved":
+        merged = contract.resolve_corrections(data["messages"] + pending)
+        pending = [e for e in merged if e.get("outbox") == "pending"]
+        data = {**data, "messages": [e for e in merged if e.get("outbox") != "pending"]}
+    pending = pending[skip:]
+    if not pending:
+        return data, "logger" if skip == 0 else "both"
+    room = max(0, block_size - len(data["messages"]))
+    shown = pending[:room]
+    more = len(pending) > len(shown)
+    return {**data, "messages": data["messages"] + shown, "more": more,
+            "continuation": f"{OUTBOX_CONTINUATION}{skip + len(shown)}" if more else None}, \
+        "both"
+
+
+def logger_get(ctx: Context, args):
+    from cli.errors import RefusedError
+    message_id = inputs.message_id(args.message_id, "MESSAGE_ID")
+    try:
+        data = _logger(ctx, "message_get", message_id=message_id)
+    except RefusedError as exc:
+        store = _local_store(ctx)
+        if store is not None and exc.code == contract.MESSAGE_UNKNOWN:
+            found = store.find_message(message_id)
+            if found is not None and found.file.area == "pending":
+                return get(ctx, args), "both"
+        raise
+    return (data, "logger") if data is not None else None
+
+
+def logger_sessions(ctx: Context, args):
+    block_size = _block_size(args.block_size)
+    params = {"project_id": args.project_id, "lifecycle": args.lifecycle,
+              "participant": args.participant, "dialogue_kind": args.dialogue_kind,
+              "block_size": block_size, "continuation": args.continuation}
+    data = _logger(ctx, "sessions_list", **{k: v for k, v in params.items() if v is not None})
+    if data is None:
+        return None
+    store = _local_store(ctx)
+    if store is None or data.get("more"):
+        return data, "logger"
+    from outbox.store import PENDING
+    known = {e["session_id"] for e in data["sessions"]}
+    extra = []
+    for session_id in store.pending_session_ids():
+        if session_id in known:
+            continue
+        events, _bad = store.events(session_id)
+        if not any(f.area == PENDING and e.event == "open" for f, e in events):
+            continue  # not opened here while the logger was away
+        extra.append(views.session_entry(session_id, events))
+    extra = views.filter_sessions(extra, project_id=args.project_id,
+                                  lifecycle_state=args.lifecycle, participant=args.participant,
+                                  dialogue_kind=args.dialogue_kind)
+    if not extra:
+        return data, "logger"
+    return {**data, "sessions": data["sessions"] + extra}, "both"
+
+
 def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
-    ctx.side()
+    side = ctx.side()
+    if side == "logger":
+        handler = {"read": logger_read, "get": logger_get, "sessions": logger_sessions}
+        answer = handler[args.command](ctx, args)
+        if answer is not None:
+            return answer
     handler = {"read": read, "get": get, "sessions": sessions}[args.command]
     return handler(ctx, args), "file"

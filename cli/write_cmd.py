@@ -59,6 +59,54 @@ def same_content(record: dict[str, Any], fields: dict[str, Any]) -> bool:
     return item == wanted
 
 
+DEFAULT_EMBED_BUDGET = 2.0
+EMBED_BUDGET_ENV = "AGENT_MEMORY_EMBED_BUDGET"
+
+
+def embed_budget(args, store_mode: str) -> float:
+    """Seconds the embedder gets on the write path: --embed-budget, else
+    $AGENT_MEMORY_EMBED_BUDGET, else 2 in auto mode and 0 with `--store file` (append only: the
+    0.9 s embed-client import would multiply the file write's cost; `embed` or the watcher
+    fills the vector). 0 leaves the vector to them."""
+    import os
+    if getattr(args, "embed_budget", None) is not None:
+        value = args.embed_budget
+    elif os.environ.get(EMBED_BUDGET_ENV):
+        try:
+            value = float(os.environ[EMBED_BUDGET_ENV])
+        except ValueError:
+            value = 0.0 if store_mode == "file" else DEFAULT_EMBED_BUDGET
+    else:
+        value = 0.0 if store_mode == "file" else DEFAULT_EMBED_BUDGET
+    return max(0.0, value)
+
+
+def embed_on_write(ctx: Context, args, file: StoredFile, record: dict[str, Any]) -> bool:
+    """The `.emb` beside the new `.msg` when the embedder answers within the budget. Any
+    failure leaves the `.msg` alone (the write still succeeds): `embed` or the watcher fills the
+    vector later. A vector of another model or dimension is never written."""
+    budget = embed_budget(args, ctx.store_mode)
+    if budget <= 0:
+        return False
+    from sync.embedder_link import embed_now
+    from sync.logger_link import RetryPolicy
+    try:
+        vector = embed_now(ctx.config, [record["text"]], budget=budget,
+                           policy=RetryPolicy(attempts=2, initial=0.05, maximum=0.2))[0]
+        model = ctx.config.embedding_model
+        ctx.store().append_vector(file.session_id, file.name, encoding.vector(
+            message_id=record["message_id"], model=model["model"],
+            dimension=int(model["dimension"]), embedding=vector))
+    except FileExistsError:
+        return True
+    except Exception as exc:  # embedder down, slow, refusing or mismatched: .msg stands alone
+        import sys
+        sys.stderr.write(f"agent-memory: no vector for {file.relpath} yet: "
+                         f"{type(exc).__name__}: {exc}\n")
+        return False
+    return True
+
+
 def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
     fields = fields_from(args)
     side = ctx.side()
@@ -81,6 +129,8 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
             raise RefusedError(f"message {fields['message_id']} already exists with different "
                                "content", code=contract.MESSAGE_CONFLICT) from None
     answer = append_answer(file, record)
+    if file.area == "pending" and ctx.config.embedder is not None:
+        embed_on_write(ctx, args, file, record)
     if side == "logger" and file.area == "pending":
         from cli.forwarding import forward
         return forward(ctx, file, answer, args.wait)

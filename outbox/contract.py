@@ -235,3 +235,33 @@ def resolve_corrections(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
         shown["resolved_from"] = last["message_id"]
         out.append(shown)
     return out
+
+
+def is_close(score: float) -> bool:
+    """A closeness score that counts: strictly above MIN_MATCH_SCORE (see above)."""
+    return score > MIN_MATCH_SCORE
+
+
+def rank_closeness(hits: list[tuple[float, str]], root_of=None,
+                   exclude: str | None = None) -> list[tuple[float, str]]:
+    """The closeness order both sides use (working_set's closest group, message_search).
+
+    `hits` are (score, message_id) of messages with a vector, already above MIN_MATCH_SCORE.
+    Resolved mode (`root_of` maps a message id to its correction chain's root): one hit per
+    chain, carried by the root id, with the chain's highest score; `exclude` (the anchor
+    message) then removes the anchor's whole chain. Sorted by score descending, ties by id
+    ascending. The reference logger's retrieval.py implements the same rule over SQLite rows;
+    agent-memory's local search applies it to its vector index.
+    """
+    if root_of is not None:
+        best: dict[str, float] = {}
+        for score, message_id in hits:
+            root = root_of(message_id)
+            if root not in best or score > best[root]:
+                best[root] = score
+        hits = [(score, root) for root, score in best.items()]
+        if exclude is not None:
+            exclude = root_of(exclude)
+    ranked = [h for h in hits if h[1] != exclude]
+    ranked.sort(key=lambda h: (-h[0], h[1]))
+    return ranked

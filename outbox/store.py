@@ -273,6 +273,18 @@ class Store:
         self._create(session_id, name, encoding.encode(record))
         return StoredFile(session_id, PENDING, name)
 
+    def append_imported_vector(self, session_id: str, message_name: str,
+                               record: dict[str, Any]) -> StoredFile:
+        """Write the `.emb` beside an imported message, in `.imported/` (atomic create, never
+        overwrite: FileExistsError when it is already there)."""
+        name = names.sibling(message_name, names.VECTOR_EXT)
+        fd = self.session_fd(session_id, IMPORTED, create=True)
+        try:
+            atomic.create_exclusive(fd, name, encoding.encode(record))
+        finally:
+            os.close(fd)
+        return StoredFile(session_id, IMPORTED, name)
+
     def last_event(self, session_id: str) -> str | None:
         """The kind of the session's latest event ("open", "close", "reopen"), or None.
 

@@ -1,0 +1,385 @@
+"""`search` and `working-set`: closeness reads in the logger's data shape.
+
+`--store auto`: the logger answers when it is reachable, and the messages still pending in the
+outbox are scored locally with the same model and merged into its ranking (`"store": "both"`
+when any were); unreachable, the file store answers (`"store": "file"`). `--store logger` /
+`--store file` force one side. Locally, closeness scores the `.emb` vectors through the derived
+index (sync.vector_index) with the reference logger's rules (sync.local_search). The query or
+anchor text needs a vector from the embedder (or the query cache); when none can be had,
+`search` ranks by BM25 over the local texts and says `"ranking": "bm25"`, unless
+`--ranking vector` requires a vector; `working-set` with an anchor to embed then exits 7.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from cli import inputs
+from cli.context import Context
+from cli.embed_cmd import EmbeddingUnavailableError
+from cli.errors import CliError, LoggerUnreachableError, RefusedError, StoreUnavailableError, \
+    UsageError
+from outbox import contract
+
+
+# --- arguments -------------------------------------------------------------------------------
+def _count(value: int | None, option: str, default: int, ceiling: int, minimum: int = 0) -> int:
+    if value is None:
+        return default
+    if value < minimum:
+        raise UsageError(f"{option} must be at least {minimum}", code=contract.REQUEST_PARAMETER_VALUE)
+    if value > ceiling:
+        raise UsageError(f"{option} is capped at {ceiling}", code=contract.CEILING_EXCEEDED)
+    return value
+
+
+def search_params(args) -> dict[str, Any]:
+    if not args.query:
+        raise UsageError("--query must be non-empty", code=contract.REQUEST_PARAMETER_VALUE)
+    if args.scope == "all_projects" and args.target is not None:
+        raise UsageError("--scope all_projects takes no --target",
+                         code=contract.REQUEST_PARAMETER_VALUE)
+    if args.scope != "all_projects" and args.target is None:
+        raise UsageError(f"--scope {args.scope} needs --target",
+                         code=contract.REQUEST_PARAMETER_MISSING)
+    filters: dict[str, Any] = {}
+    if args.sender_kind is not None:
+        filters["sender_kind"] = inputs.kind(args.sender_kind, "--sender-kind")
+    if args.priority is not None:
+        filters["priority"] = args.priority
+    for name, value in (("occurred_from", args.occurred_from), ("occurred_to", args.occurred_to)):
+        if value is not None:
+            inputs.occurred_at(value)
+            filters[name] = value
+    if args.filter_session_id is not None:
+        filters["session_id"] = inputs.session_id(args.filter_session_id)
+    if args.filter_project_id is not None:
+        filters["project_id"] = args.filter_project_id
+    return {"query_text": args.query, "scope": args.scope, "scope_target": args.target,
+            "filters": filters, "mode": args.mode,
+            "page_size": _count(args.page_size, "--page-size", contract.DEFAULT_PAGE_SIZE,
+                                contract.MAX_PAGE_SIZE, 1),
+            "page_offset": _count(args.page_offset, "--page-offset", 0, 1 << 62)}
+
+
+def working_set_params(args) -> dict[str, Any]:
+    session_id = inputs.session_id(args.session_id)
+    if (args.anchor_text is None) == (args.anchor_message_id is None):
+        raise UsageError("give exactly one of --anchor-text or --anchor-message-id",
+                         code=contract.ANCHOR_INADMISSIBLE)
+    anchor_id = None
+    if args.anchor_message_id is not None:
+        anchor_id = inputs.message_id(args.anchor_message_id, "--anchor-message-id")
+    return {"session_id": session_id, "anchor_text": args.anchor_text,
+            "anchor_message_id": anchor_id,
+            "recency_count": _count(args.recency_count, "--recency-count",
+                                    contract.DEFAULT_RECENCY_COUNT, contract.MAX_RECENCY_COUNT),
+            "similarity_count": _count(args.similarity_count, "--similarity-count",
+                                       contract.DEFAULT_SIMILARITY_COUNT,
+                                       contract.MAX_SIMILARITY_COUNT),
+            "mode": args.mode}
+
+
+# --- local pieces ----------------------------------------------------------------------------
+def _progress(message: str) -> None:
+    sys.stderr.write(f"agent-memory: {message}\n")
+
+
+def _model(ctx: Context) -> tuple[str, int]:
+    m = ctx.config.embedding_model
+    return m["model"], int(m["dimension"])
+
+
+def open_local(ctx: Context):
+    from sync.vector_index import open_index
+    store = ctx.store()
+    model, dimension = _model(ctx)
+    return store, open_index(store, model, dimension, progress=_progress)
+
+
+def query_vector(ctx: Context, store, text: str):
+    """The configured model's vector of `text`: from the query cache, else the embedder.
+    Raises sync.failures Unreachable / Refused / Failed."""
+    import numpy as np
+    from sync.failures import Unreachable
+    from sync.vector_index import cache_query, cached_query
+    model, dimension = _model(ctx)
+    cached = cached_query(store, model, dimension, text)
+    if cached is not None:
+        return cached
+    if ctx.config.embedder is None:
+        raise Unreachable("no embedder is configured (embedding_client section)")
+    from sync.embedder_link import embed_now
+    vector = np.asarray(embed_now(ctx.config, [text])[0], dtype=np.float32)
+    cache_query(store, model, dimension, text, vector)
+    return vector
+
+
+def _warn(data: dict[str, Any], index) -> dict[str, Any]:
+    warnings = [dict(w, kind="vector_mismatch") for w in index.mismatched]
+    warnings += [dict(w, kind="unreadable") for w in index.unreadable]
+    if warnings:
+        data["warnings"] = warnings
+    return data
+
+
+def _refused(exc) -> RefusedError:
+    return RefusedError(exc.statement, code=exc.code)
+
+
+def local_search(ctx: Context, params: dict[str, Any], ranking: str) -> dict[str, Any]:
+    from sync import local_search as ls
+    from sync.failures import Failed, Refused, Unreachable
+    store, index = open_local(ctx)
+    common = {k: params[k] for k in ("scope", "filters", "mode", "page_size", "page_offset")}
+    common["target"] = params["scope_target"]
+    try:
+        if ranking != "bm25":
+            try:
+                query = query_vector(ctx, store, params["query_text"])
+            except (Unreachable, Refused, Failed) as exc:
+                if ranking == "vector":
+                    raise EmbeddingUnavailableError(
+                        f"the query needs a vector and the embedder cannot give one: {exc}"
+                    ) from None
+                _progress(f"no vector for the query ({exc}); ranking by BM25")
+            else:
+                return _warn(ls.message_search(store, index, query=query, **common), index)
+        return _warn(ls.bm25_search(store, index, query_text=params["query_text"], **common),
+                     index)
+    except ls.LocalRefusal as exc:
+        raise _refused(exc) from None
+
+
+def local_working_set(ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
+    from sync import local_search as ls
+    from sync.failures import Failed, Refused, Unreachable
+    store, index = open_local(ctx)
+    session_id = params["session_id"]
+    if not ls.session_known(index, session_id):
+        raise RefusedError(f"no such session in the file store: {session_id}",
+                           code=contract.SESSION_UNKNOWN)
+    try:
+        query = None
+        anchor_text = params["anchor_text"]
+        if params["anchor_message_id"] is not None:
+            anchor_text, query = ls.anchor(store, index, session_id, params["anchor_message_id"])
+        if query is None:
+            try:
+                query = query_vector(ctx, store, anchor_text)
+            except (Unreachable, Refused, Failed) as exc:
+                raise EmbeddingUnavailableError(
+                    f"the anchor needs a vector and the embedder cannot give one: {exc}"
+                ) from None
+        data = ls.working_set(store, index, session_id=session_id, anchor_text=anchor_text,
+                              query=query, anchor_message_id=params["anchor_message_id"],
+                              recency=params["recency_count"],
+                              similarity=params["similarity_count"], mode=params["mode"])
+    except ls.LocalRefusal as exc:
+        raise _refused(exc) from None
+    return _warn(data, index)
+
+
+# --- the logger side, with pending messages merged ---------------------------------------------
+def _logger_call(ctx: Context, command: str, **params: Any):
+    """(answer data, None) or (None, Unreachable) for auto mode; refusals raise."""
+    from sync import runner
+    from sync.failures import Failed, Refused, Unreachable
+    try:
+        return runner.direct(ctx.config, command, **params), None
+    except Unreachable as exc:
+        if ctx.store_mode == "logger":
+            raise LoggerUnreachableError(f"logger unreachable: {exc}") from None
+        return None, exc
+    except Refused as exc:
+        raise RefusedError(exc.statement, code=exc.code) from None
+    except Failed as exc:
+        raise CliError(f"the logger failed: {exc}", code="LOGGER_FAILED") from None
+
+
+def pending_positions(store, index, session_ids=None):
+    """Index positions of the messages still pending in the outbox (optionally of some
+    sessions)."""
+    import numpy as np
+    from outbox import names
+    from outbox.store import PENDING
+    wanted = session_ids if session_ids is not None else store.pending_session_ids()
+    stems = set()
+    for sid in wanted:
+        for f in store.files(sid, names.MESSAGE_EXT, (PENDING,)):
+            stems.add(f.name[: -len(names.MESSAGE_EXT)].encode())
+    if not stems:
+        return np.zeros(0, np.int64)
+    mask = index.live & np.isin(index.rows["stem"], np.asarray(sorted(stems), dtype="S60"))
+    return np.nonzero(mask)[0]
+
+
+def _merge_pending_search(ctx: Context, params: dict[str, Any], logger_data: dict[str, Any]
+                          ) -> tuple[dict[str, Any], bool]:
+    import numpy as np
+    from sync import local_search as ls
+    from sync.failures import Failed, Refused, Unreachable
+    try:
+        store, index = open_local(ctx)
+    except StoreUnavailableError:
+        return logger_data, False
+    positions = pending_positions(store, index)
+    if not len(positions):
+        return logger_data, False
+    try:
+        mask, _scope_mask, _ = ls.search_mask(index, params["scope"], params["scope_target"],
+                                              params["filters"])
+    except ls.LocalRefusal:
+        return logger_data, False  # the scope is not known locally: nothing pending in it
+    sel = np.zeros(len(index.rows), bool)
+    sel[positions] = True
+    sel &= mask
+    if not sel.any():
+        return logger_data, False
+    try:
+        query = query_vector(ctx, store, params["query_text"])
+    except (Unreachable, Refused, Failed) as exc:
+        logger_data.setdefault("warnings", []).append(
+            {"kind": "pending_not_searched",
+             "reason": f"no vector for the query to score pending messages: {exc}"})
+        return logger_data, False
+    pos, scores = index.scores(query, sel)
+    ids, best = ls.rank(index, pos, scores, None)
+    known = {m["message"]["message_id"] for m in logger_data["matches"]}
+    pending = [(s, i) for i, s in zip(ids, best) if i not in known]
+    if not pending:
+        return logger_data, False
+    shown = ls._shown(store, index, [i for _s, i in pending], None)
+    extra = [{"message": shown[i], "session_id": shown[i]["session_id"],
+              "project_id": index.project_of(shown[i]["session_id"]), "score": s}
+             for s, i in pending if i in shown]
+    merged = logger_data["matches"] + extra
+    merged.sort(key=lambda m: (-m["score"], m["message"]["message_id"]))
+    offset, size = params["page_offset"], params["page_size"]
+    total = logger_data["total"] + len(extra)
+    window = merged[offset:offset + size]
+    end = offset + len(window)
+    more = end < total
+    return {**logger_data, "matches": window, "more": more,
+            "next_offset": end if more else None, "total": total}, True
+
+
+def logger_search(ctx: Context, params: dict[str, Any]):
+    """(data, merged?) or None when the logger is unreachable in auto mode."""
+    offset, size = params["page_offset"], params["page_size"]
+    want = offset + size
+    base = {k: v for k, v in params.items() if k not in ("page_offset", "page_size")}
+    if not base["filters"]:
+        base.pop("filters")
+    merging = ctx.store_mode == "auto"
+    if not merging:
+        data, unreachable = _logger_call(ctx, "message_search", **params)
+        return None if unreachable is not None else (data, "logger")
+    # Merging needs the logger's best `offset + size` matches: fetch them from offset 0.
+    matches: list[dict[str, Any]] = []
+    data = None
+    while len(matches) < want:
+        chunk = min(contract.MAX_PAGE_SIZE, want - len(matches))
+        data, unreachable = _logger_call(ctx, "message_search", page_offset=len(matches),
+                                         page_size=chunk, **base)
+        if unreachable is not None:
+            return None
+        matches.extend(data["matches"])
+        if not data["more"]:
+            break
+    data = {**data, "matches": matches}
+    merged, any_merged = _merge_pending_search(ctx, params, data)
+    if not any_merged:
+        window = matches[offset:offset + size]
+        end = offset + len(window)
+        more = end < data["total"]
+        merged = {**data, "matches": window, "more": more, "next_offset": end if more else None}
+    return merged, "both" if any_merged else "logger"
+
+
+def logger_working_set(ctx: Context, params: dict[str, Any]):
+    import numpy as np
+    from sync import local_search as ls
+    from sync.failures import Failed, Refused, Unreachable
+    call = {k: v for k, v in params.items() if v is not None}
+    store = index = None
+    pending_anchor = None
+    if ctx.store_mode == "auto":
+        try:
+            store, index = open_local(ctx)
+        except StoreUnavailableError:
+            store = index = None
+    positions = pending_positions(store, index, [params["session_id"]]) \
+        if index is not None and params["session_id"] in index.session_pos else []
+    pending_ids = {index.rows["message_id"][p].decode() for p in positions}
+    if params["anchor_message_id"] in pending_ids:  # the logger does not know it yet
+        pending_anchor = params["anchor_message_id"]
+        text, _vec = ls.anchor(store, index, params["session_id"], pending_anchor)
+        call.pop("anchor_message_id")
+        call["anchor_text"] = text
+    try:
+        data, unreachable = _logger_call(ctx, "working_set", **call)
+    except RefusedError as exc:
+        if exc.code == contract.SESSION_UNKNOWN and len(positions):
+            return local_working_set(ctx, params), "file"  # opened offline, not forwarded
+        raise
+    if unreachable is not None:
+        return None
+    if not len(positions):
+        return data, "logger"
+    # RECENT: pending messages arrived after everything the logger holds.
+    rows = index.rows
+    order = positions[np.lexsort((rows["stem"][positions], rows["sequence"][positions]))[::-1]]
+    known = {e["message"]["message_id"] for e in data["recent"]} | \
+        {e["message"]["message_id"] for e in data["closest"]}
+    fresh = [rows["message_id"][p].decode() for p in order
+             if rows["message_id"][p].decode() not in known]
+    if not fresh:
+        return data, "logger"
+    shown = ls._shown(store, index, fresh, None)
+    recent = [{"message": shown[i], "criterion": "recency"} for i in fresh if i in shown]
+    recent = (recent + data["recent"])[:params["recency_count"]]
+    closest = data["closest"]
+    anchor_vector = None
+    if params["anchor_message_id"] is not None:
+        found = index.find(params["anchor_message_id"])
+        anchor_vector = index.vector_of(found) if found is not None else None
+    try:
+        if anchor_vector is None:
+            anchor_vector = query_vector(ctx, store, data["anchor_text"])
+    except (Unreachable, Refused, Failed) as exc:
+        data.setdefault("warnings", []).append(
+            {"kind": "pending_not_scored",
+             "reason": f"no vector for the anchor to score pending messages: {exc}"})
+    else:
+        sel = np.zeros(len(rows), bool)
+        sel[[index.find(i) for i in fresh]] = True
+        pos, scores = index.scores(anchor_vector, sel)
+        ids, best = ls.rank(index, pos, scores, None, exclude=params["anchor_message_id"])
+        extra = [{"message": shown[i], "criterion": "similarity", "score": s}
+                 for i, s in zip(ids, best) if i in shown]
+        closest = sorted(closest + extra,
+                         key=lambda e: (-e["score"], e["message"]["message_id"])
+                         )[:params["similarity_count"]]
+    return {**data, "recent": recent, "closest": closest}, "both"
+
+
+# --- commands --------------------------------------------------------------------------------
+def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
+    if args.command == "search":
+        params = search_params(args)
+        ranking = args.ranking
+    else:
+        params = working_set_params(args)
+        ranking = "vector"
+    side = ctx.side()
+    if side == "logger" and ranking != "bm25":
+        answer = logger_search(ctx, params) if args.command == "search" else \
+            logger_working_set(ctx, params)
+        if answer is not None:
+            return answer
+        _progress("logger unreachable; answering from the file store")
+    if args.command == "search":
+        return local_search(ctx, params, ranking), "file"
+    return local_working_set(ctx, params), "file"

@@ -1,0 +1,209 @@
+"""The connection to the embedding service: built from the `embedding_client` section with
+embed-client's constructor keywords, and the configured `embedding_model`.
+
+`from_config_dict` is deliberately not used: it silently drops `protocol`, the certificates and
+the token (shared/FLEET_CLIENTS.md). `embed_client` costs about 0.9 s to import (it pulls in the
+adapter), so it is imported when a link is opened, never at module import.
+
+Failures come out in sync.failures' vocabulary: Unreachable (the adapter's transport errors,
+`wait_timeout` exceeded, a transport failure twice in a row), Refused (the embedder refused the
+model or dimension: EmbedClientError whose `.data` carries a code such as UNKNOWN_MODEL), Failed
+(anything else, including an answer whose model, dimension or count is not what was asked:
+such a vector is never handed out, so it can never be written).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from sync.config import Config
+from sync.failures import Failed, Refused, Unreachable, _chain, translate
+from sync.logger_link import INTERACTIVE, RetryPolicy
+
+
+class VectorMismatch(Failed):
+    """The embedder answered with another model or dimension than the configuration names."""
+
+    def __init__(self, message: str, model: Any, dimension: Any) -> None:
+        super().__init__(message)
+        self.model = model
+        self.dimension = dimension
+
+
+def client_kwargs(config: Config, timeout: float | None = None) -> dict[str, Any]:
+    """EmbeddingClient constructor keywords from the `embedding_client` section (the fleet shape:
+    protocol, server.host/port, client.timeout, ssl or client.ssl cert/key/ca/check_hostname,
+    auth.token/token_header); relative certificate paths resolve against the document."""
+    section = config.embedder
+    if section is None:
+        raise ValueError("no embedding_client section in the configuration")
+    server = section.get("server") or {}
+    client = section.get("client") or {}
+    ssl = dict(section.get("ssl") or {})
+    ssl.update({k: v for k, v in (client.get("ssl") or {}).items() if v is not None})
+    auth = section.get("auth") or {}
+    kwargs: dict[str, Any] = {"protocol": section.get("protocol", "http"),
+                              "host": server["host"], "port": server["port"]}
+    for key in ("cert", "key", "ca"):
+        if ssl.get(key):
+            kwargs[key] = config.resolve_path(ssl[key])
+    if "check_hostname" in ssl:
+        kwargs["check_hostname"] = bool(ssl["check_hostname"])
+    if auth.get("token"):
+        kwargs["token"] = auth["token"]
+    if auth.get("token_header"):
+        kwargs["token_header"] = auth["token_header"]
+    wanted = timeout if timeout is not None else client.get("timeout")
+    if wanted is not None:
+        kwargs["timeout"] = float(wanted)
+    return kwargs
+
+
+def check_answer(answer: Any, model: str, dimension: int, count: int) -> list[list[float]]:
+    """The vectors of an embed answer, or VectorMismatch / Failed when it is not exactly what
+    was asked: the configured model and dimension, one finite vector of that length per text."""
+    if not isinstance(answer, dict) or not isinstance(answer.get("results"), list):
+        raise Failed(f"the embedder answered without a results list: {str(answer)[:200]}")
+    got_model, got_dim = answer.get("model"), answer.get("dimension")
+    if got_model is not None and got_model != model:
+        raise VectorMismatch(f"the embedder answered model {got_model!r}, the configuration "
+                             f"names {model!r}", got_model, got_dim)
+    if got_dim is not None and got_dim != dimension:
+        raise VectorMismatch(f"the embedder answered dimension {got_dim}, the configuration "
+                             f"names {dimension}", got_model, got_dim)
+    results = answer["results"]
+    if len(results) != count:
+        raise Failed(f"the embedder answered {len(results)} vectors for {count} texts")
+    out = []
+    for i, entry in enumerate(results):
+        vector = entry.get("embedding") if isinstance(entry, dict) else None
+        if not isinstance(vector, list):
+            error = entry.get("error") if isinstance(entry, dict) else None
+            raise Failed(f"text {i} has no vector" + (f": {error}" if error else ""))
+        if len(vector) != dimension:
+            raise VectorMismatch(f"text {i}: a vector of {len(vector)} values, the "
+                                 f"configuration names dimension {dimension}",
+                                 got_model, len(vector))
+        if not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+                   for x in vector):
+            raise Failed(f"text {i}: the vector holds a value that is not a finite number")
+        out.append([float(x) for x in vector])
+    return out
+
+
+def _translate(exc: BaseException) -> Exception:
+    """Our vocabulary for an embed-client failure (refusals carry `.data["code"]`)."""
+    for link in _chain(exc):
+        data = getattr(link, "data", None)
+        if type(link).__name__ in ("EmbedClientError", "EmbedHTTPError") and \
+                isinstance(data, dict) and isinstance(data.get("code"), str):
+            return Refused(data["code"], getattr(link, "message", None) or str(link))
+        error = getattr(link, "error", None)
+        if type(link).__name__ == "EmbedClientError" and isinstance(error, dict) and \
+                isinstance(error.get("data"), dict) and error["data"].get("code"):
+            return Refused(error["data"]["code"], str(error.get("message") or link))
+    return translate(exc)
+
+
+class EmbedderLink:
+    """An open connection to the embedder; `async with EmbedderLink(config) as link`.
+
+    `timeout` bounds each call (HTTP timeout and `wait_timeout`); `policy` decides how many
+    transport failures in a row make the embedder unreachable.
+    """
+
+    def __init__(self, config: Config, *, timeout: float | None = None,
+                 policy: RetryPolicy = INTERACTIVE) -> None:
+        if config.embedder is None:
+            raise ValueError("no embedding_client section in the configuration")
+        self.model: str = config.embedding_model["model"]
+        self.dimension: int = int(config.embedding_model["dimension"])
+        self._kwargs = client_kwargs(config, timeout)
+        self._timeout = float(self._kwargs.get("timeout", 30.0))
+        self._policy = policy
+        self._client = None
+
+    async def __aenter__(self) -> "EmbedderLink":
+        from embed_client import EmbeddingClient
+        self._client = EmbeddingClient(**self._kwargs)
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            try:
+                await client.close()
+            except Exception:  # closing a broken connection must not hide the real outcome
+                pass
+
+    async def _once(self, texts: list[str]) -> Any:
+        try:
+            return await self._client.embed(texts, model=self.model, dimension=self.dimension,
+                                            wait=True, wait_timeout=max(1, math.ceil(self._timeout)))
+        except Exception as exc:  # EmbedError, the adapter's ClientError, TimeoutError...
+            raise _translate(exc) from exc
+
+    async def embed(self, texts: list[str]) -> list[list[float]]:
+        """One vector per text, of the configured model and dimension.
+
+        Raises Unreachable, Refused, Failed (VectorMismatch when the answer names another model
+        or dimension: such vectors are never returned)."""
+        if not texts:
+            return []
+        from tenacity import (AsyncRetrying, retry_if_exception_type, stop_after_attempt,
+                              wait_random_exponential)
+        retrying = AsyncRetrying(
+            retry=retry_if_exception_type(Unreachable),
+            stop=stop_after_attempt(self._policy.attempts),
+            wait=wait_random_exponential(multiplier=self._policy.initial,
+                                         max=self._policy.maximum),
+            reraise=True)
+        async for attempt in retrying:
+            with attempt:
+                answer = await self._once(texts)
+        return check_answer(answer, self.model, self.dimension, len(texts))
+
+
+def port_open(config: Config, timeout: float = 0.5) -> bool:
+    """Does anything accept a TCP connection at the embedder's address? A refused or
+    unroutable port answers in about a millisecond, before the 0.9 s embed-client import: the
+    write path and the query fallback use it to give up at once when the embedder is down. A
+    True says nothing about health: the real call decides."""
+    import socket
+    section = config.embedder or {}
+    server = section.get("server") or {}
+    try:
+        with socket.create_connection((server["host"], int(server["port"])), timeout=timeout):
+            return True
+    except (OSError, KeyError, TypeError, ValueError):
+        return False
+
+
+async def embed_texts(config: Config, texts: list[str], *, timeout: float | None = None,
+                      policy: RetryPolicy = INTERACTIVE) -> list[list[float]]:
+    """Open a link, embed `texts`, close it."""
+    async with EmbedderLink(config, timeout=timeout, policy=policy) as link:
+        return await link.embed(texts)
+
+
+def embed_now(config: Config, texts: list[str], *, budget: float | None = None,
+              policy: RetryPolicy = INTERACTIVE) -> list[list[float]]:
+    """Synchronous embed for commands; with `budget`, the whole call (connection, retries and
+    answer, not the import) must finish within it or the embedder counts as unreachable."""
+    import asyncio
+
+    if not port_open(config, timeout=min(0.5, budget) if budget else 0.5):
+        raise Unreachable("the embedder does not accept connections at "
+                          f"{(config.embedder or {}).get('server')}")
+
+    async def go() -> list[list[float]]:
+        async with EmbedderLink(config, timeout=budget, policy=policy) as link:
+            if budget is None:
+                return await link.embed(texts)
+            try:
+                return await asyncio.wait_for(link.embed(texts), budget)
+            except asyncio.TimeoutError:
+                raise Unreachable(f"the embedder did not answer within {budget} s") from None
+
+    return asyncio.run(go())

@@ -1,0 +1,140 @@
+"""Backfill of message vectors: every `.msg` without a `.emb`, pending and imported, gets one
+from the embedder with the configured model, in batches.
+
+`backfill(store, config, *, progress=None, batch=64) -> dict` is what `agent-memory embed` and
+the watcher call. The missing ones are found through the derived index (sync.vector_index), so a
+call with nothing to do only stats the session directories and never contacts the embedder. A
+vector whose model or dimension differs from the configuration is never written; `.emb` of
+another model already in the store are reported (their message cannot get a second `.emb`: the
+name is taken and files are never replaced), never mixed into scores.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from typing import Any, Callable
+
+from outbox import encoding
+from outbox.store import IMPORTED, PENDING, Store
+from sync.config import Config
+from sync.failures import Refused, Unreachable
+from sync.logger_link import BATCH, RetryPolicy
+
+
+def _area_of(store: Store, session_id: str, msg_name: str) -> str | None:
+    """Where the message lies now (a concurrent sync may have moved it)."""
+    for area in (PENDING, IMPORTED):
+        fd = store.session_fd(session_id, area)
+        if fd is None:
+            continue
+        try:
+            os.stat(msg_name, dir_fd=fd, follow_symlinks=False)
+            return area
+        except FileNotFoundError:
+            continue
+        finally:
+            os.close(fd)
+    return None
+
+
+def write_vector(store: Store, session_id: str, msg_name: str, message_id: str, model: str,
+                 dimension: int, embedding: list[float]) -> bool:
+    """Write the `.emb` beside the message wherever it lies; False when it already exists or
+    the message is gone (quarantined or moved away)."""
+    record = encoding.vector(message_id=message_id, model=model, dimension=dimension,
+                             embedding=embedding)
+    area = _area_of(store, session_id, msg_name)
+    try:
+        if area == PENDING:
+            store.append_vector(session_id, msg_name, record)
+        elif area == IMPORTED:
+            store.append_imported_vector(session_id, msg_name, record)
+        else:
+            return False
+    except FileExistsError:
+        return False
+    return True
+
+
+def backfill(store: Store, config: Config, *,
+             progress: Callable[[int, int], None] | None = None, batch: int = 64,
+             policy: RetryPolicy = BATCH) -> dict[str, Any]:
+    """Fill every missing `.emb` (pending and imported messages; quarantined ones are left).
+
+    Returns {"written": int, "remaining": int, "missing": int (before this call),
+    "mismatched": [{"file"?, "message_id", "model", "dimension", "reason"}...],
+    "unreadable": [{"file", "reason"}...], "model": str, "dimension": int, "seconds": float}.
+    `progress(written, missing)` is called after each batch.
+
+    Raises sync.failures.Unreachable when the embedder is not configured or cannot be reached
+    (and Refused when it refuses the configured model or dimension); either carries `.report`,
+    the same dict for what was done before the failure.
+    """
+    from sync.embedder_link import EmbedderLink, VectorMismatch
+    from sync.local_search import load_stored
+    from sync.vector_index import EMB_NONE, open_index
+
+    started = time.perf_counter()
+    model = config.embedding_model["model"]
+    dimension = int(config.embedding_model["dimension"])
+    index = open_index(store, model, dimension)
+    rows = index.rows
+    positions = [int(p) for p in (index.live & (rows["emb"] == EMB_NONE)).nonzero()[0]]
+    report: dict[str, Any] = {"written": 0, "remaining": len(positions),
+                              "missing": len(positions), "mismatched": index.mismatched,
+                              "unreadable": index.unreadable, "model": model,
+                              "dimension": dimension, "seconds": 0.0}
+
+    def done() -> dict[str, Any]:
+        report["seconds"] = round(time.perf_counter() - started, 3)
+        return report
+
+    if not positions:
+        return done()
+    if config.embedder is None:
+        exc = Unreachable("no embedder is configured (embedding_client section)")
+        exc.report = done()
+        raise exc
+    batch = max(1, batch)
+    from sync.embedder_link import port_open
+    if not port_open(config):
+        exc = Unreachable("the embedder does not accept connections at "
+                          f"{config.embedder.get('server')}")
+        exc.report = done()
+        raise exc
+
+    async def run() -> None:
+        async with EmbedderLink(config, policy=policy) as link:
+            for start in range(0, len(positions), batch):
+                part = []
+                for p in positions[start:start + batch]:
+                    session_id, msg_name = index.file_name(p)
+                    stored = load_stored(store, session_id, msg_name)
+                    if stored is not None:
+                        part.append((session_id, msg_name, stored.record))
+                if not part:
+                    continue
+                try:
+                    vectors = await link.embed([r.text for _s, _n, r in part])
+                except VectorMismatch as exc:
+                    report["mismatched"].append({
+                        "message_id": part[0][2].message_id, "model": exc.model,
+                        "dimension": exc.dimension, "reason": f"not written: {exc}"})
+                    return  # every later batch would get the same answer
+                for (session_id, msg_name, record), vector in zip(part, vectors):
+                    if write_vector(store, session_id, msg_name, record.message_id, model,
+                                    dimension, vector):
+                        report["written"] += 1
+                    report["remaining"] -= 1
+                if progress is not None:
+                    progress(report["written"], report["missing"])
+
+    try:
+        asyncio.run(run())
+    except (Unreachable, Refused) as exc:
+        exc.report = done()
+        raise
+    return done()
+

@@ -1,0 +1,125 @@
+"""`embed` backfill (pending and imported), model/dimension mismatch, BM25 fallback, exit 7."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from amtest import make_project, open_args
+from vtest import TEXTS, emb_files, ids_of, offline_document, read_emb, with_config, write_texts
+
+
+@pytest.mark.slow
+def test_embed_backfills_pending_and_imported_after_the_embedder_comes_back(
+        tmp_path, fleet_factory, unique_session_id):
+    fleet = fleet_factory()
+    p, sid = make_project(tmp_path, config=str(fleet.config_path)), unique_session_id
+    fleet.control.go_down("embedder")
+    assert p.cli("--store", "file", *open_args(sid)).rc == 0
+    # the embedder is down: write still succeeds, quickly, with the .msg alone
+    first = write_texts(p, sid, TEXTS[:3], embed=True)
+    assert emb_files(p, sid) == [] and len(p.final_files(sid)) == 4
+    assert p.cli("sync").data["totals"]["imported"] == 3  # the logger is up: imported bare
+    second = write_texts(p, sid, TEXTS[3:5], embed=True)
+    down = p.cli("embed")
+    assert down.rc == 7 and down.code == "EMBEDDING_UNAVAILABLE", down.stdout
+    assert down.out["error"]["details"]["remaining"] == 5
+    ws = p.cli("--store", "file", "working-set", "--session-id", sid, "--anchor-text", "cat")
+    assert ws.rc == 7 and ws.code == "EMBEDDING_UNAVAILABLE"
+    fleet.control.come_up("embedder")
+    done = p.cli("embed", "--batch", "2")
+    assert done.rc == 0, done.stdout
+    assert done.data["written"] == 5 and done.data["remaining"] == 0
+    assert done.data["missing"] == 5 and done.data["mismatched"] == []
+    assert len(emb_files(p, sid, ".imported")) == 3 and len(emb_files(p, sid)) == 2
+    for name in emb_files(p, sid, ".imported"):
+        assert read_emb(p, sid, name, ".imported")["message_id"] in first
+    again = p.cli("embed")
+    assert again.data["written"] == 0 and again.data["missing"] == 0
+    local = p.cli("--store", "file", "working-set", "--session-id", sid, "--anchor-text", "cat",
+                  "--similarity-count", "5").data
+    assert set(ids_of(local["closest"])) == {first[0], first[2], second[1]}
+
+
+def test_a_vector_of_another_model_is_never_written_nor_scored(synced_project, tmp_path,
+                                                                unique_session_id, fleet):
+    p, sid = synced_project, unique_session_id
+    ids = write_texts(p, sid, TEXTS[:3])
+    assert p.cli("embed").data["written"] == 3 and len(emb_files(p, sid)) == 3
+    # the embedder refuses a dimension the model cannot give: nothing written, exit 7
+    doc = json.loads(open(fleet.config_path).read())
+    doc["embedding_model"] = {"model": "hash-1024", "dimension": 512}
+    wrong_dim = tmp_path / "wrong-dim.json"
+    wrong_dim.write_text(json.dumps(doc))
+    q = with_config(p, wrong_dim)
+    more = write_texts(q, sid, ["a cat again"], embed=True)
+    assert len(emb_files(p, sid)) == 3
+    refused = q.cli("embed")
+    assert refused.rc == 7 and refused.out["error"]["details"]["refusal"] == \
+        "UNSUPPORTED_DIMENSION", refused.stdout
+    # another model configured: the existing hash-1024 vectors are reported, not mixed in
+    doc["embedding_model"] = {"model": "hash-512", "dimension": 512}
+    other = tmp_path / "other-model.json"
+    other.write_text(json.dumps(doc))
+    r = with_config(p, other)
+    report = r.cli("embed")
+    assert report.rc == 0 and report.data["written"] == 1, report.stdout
+    mismatched = {m["message_id"]: m for m in report.data["mismatched"]}
+    assert set(mismatched) == set(ids)
+    assert {m["model"] for m in mismatched.values()} == {"hash-1024"}
+    assert len(emb_files(p, sid)) == 4
+    [new] = [n for n in emb_files(p, sid) if more[0] in n]
+    assert read_emb(p, sid, new)["model"] == "hash-512"
+    ws = r.cli("--store", "file", "working-set", "--session-id", sid, "--anchor-text", "cat")
+    assert ws.rc == 0
+    assert ids_of(ws.data["closest"]) == more  # only the hash-512 vector is scored
+    kinds = {w["kind"] for w in ws.data["warnings"]}
+    assert kinds == {"vector_mismatch"} and len(ws.data["warnings"]) == 3
+
+
+def test_answer_check_refuses_another_model_or_dimension():
+    from sync.embedder_link import VectorMismatch, check_answer
+    good = {"results": [{"embedding": [0.6, 0.8]}], "model": "m", "dimension": 2}
+    assert check_answer(good, "m", 2, 1) == [[0.6, 0.8]]
+    for bad in ({**good, "model": "other"}, {**good, "dimension": 3},
+                {"results": [{"embedding": [1.0, 0.0, 0.0]}], "model": "m"}):
+        with pytest.raises(VectorMismatch):
+            check_answer(bad, "m", 2, 1)
+
+
+def test_without_an_embedder_search_falls_back_to_bm25(synced_project, tmp_path,
+                                                       unique_session_id):
+    p, sid = synced_project, unique_session_id
+    assert p.cli("--store", "file", *open_args(sid, project_id="bm")).rc == 0
+    ids = write_texts(p, sid, TEXTS[:5])
+    assert p.cli("embed").data["written"] == 5  # vectors made while the embedder was up
+    offline = tmp_path / "offline.json"
+    offline.write_text(json.dumps(offline_document()))
+    q = with_config(p, offline)
+    found = q.cli("search", "--query", "cat chases", "--scope", "session", "--target", sid)
+    assert found.rc == 0 and found.out["store"] == "file", found.stdout
+    assert found.data["ranking"] == "bm25"
+    hits = [m["message"]["message_id"] for m in found.data["matches"]]
+    assert hits[0] == ids[2] and set(hits) == {ids[0], ids[2], ids[4]}
+    assert found.data["total"] == 3
+    forced = q.cli("search", "--query", "cat", "--scope", "session", "--target", sid,
+                   "--ranking", "vector")
+    assert forced.rc == 7 and forced.code == "EMBEDDING_UNAVAILABLE"
+    ws = q.cli("working-set", "--session-id", sid, "--anchor-text", "cat")
+    assert ws.rc == 7 and ws.code == "EMBEDDING_UNAVAILABLE"
+    # an anchor message with a stored vector needs no embedder
+    by_msg = q.cli("working-set", "--session-id", sid, "--anchor-message-id", ids[0])
+    assert by_msg.rc == 0 and by_msg.out["store"] == "file"
+    assert set(ids_of(by_msg.data["closest"])) == {ids[2], ids[4]}
+    assert q.cli("embed").rc == 0  # nothing missing: the embedder is not needed
+    write_texts(q, sid, ["one more cat"], embed=True)  # embedder down: .msg alone, exit 0
+    missing = q.cli("embed")
+    assert missing.rc == 7 and missing.out["error"]["details"]["remaining"] == 1
+    (tmp_path / "bare").mkdir()
+    none = make_project(tmp_path / "bare")  # no configuration at all
+    write_texts(none, "s", ["plain cat"], embed=True)
+    assert emb_files(none, "s") == []
+    bare = none.cli("search", "--query", "cat", "--scope", "all_projects")
+    assert bare.rc == 0 and bare.data["ranking"] == "bm25" and bare.data["total"] == 1
+    assert none.cli("embed").rc == 7
