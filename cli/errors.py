@@ -57,3 +57,14 @@ class RefusedError(CliError):
 
     exit_code = LOGGER_REFUSED
     code = "REFUSED"
+
+
+# Logger refusals that mean "no such thing": exit 5, like a miss in the file store.
+_NOT_FOUND_CODES = frozenset({"MESSAGE_UNKNOWN"})
+
+
+def from_refusal(code: str, statement: str) -> CliError:
+    """The CLI error for a logger refusal: not found (exit 5) or refused (exit 1)."""
+    if code in _NOT_FOUND_CODES:
+        return NotFoundError(statement, code=code)
+    return RefusedError(statement, code=code)

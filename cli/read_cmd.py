@@ -88,7 +88,7 @@ OUTBOX_CONTINUATION = "outbox:"
 
 def _logger(ctx: Context, command: str, **params: Any):
     """The logger's answer data, or None when it is unreachable in auto mode."""
-    from cli.errors import CliError, LoggerUnreachableError, RefusedError
+    from cli.errors import CliError, LoggerUnreachableError, from_refusal
     from sync import runner
     from sync.failures import Failed, Refused, Unreachable
     try:
@@ -98,7 +98,7 @@ def _logger(ctx: Context, command: str, **params: Any):
             raise LoggerUnreachableError(f"logger unreachable: {exc}") from None
         return None
     except Refused as exc:
-        raise RefusedError(exc.statement, code=exc.code) from None
+        raise from_refusal(exc.code, exc.statement) from None
     except Failed as exc:
         raise CliError(f"the logger failed: {exc}", code="LOGGER_FAILED") from None
 
@@ -178,11 +178,10 @@ def _append_pending(store, session_id: str, data: dict[str, Any], block_size: in
 
 
 def logger_get(ctx: Context, args):
-    from cli.errors import RefusedError
     message_id = inputs.message_id(args.message_id, "MESSAGE_ID")
     try:
         data = _logger(ctx, "message_get", message_id=message_id)
-    except RefusedError as exc:
+    except NotFoundError as exc:
         store = _local_store(ctx)
         if store is not None and exc.code == contract.MESSAGE_UNKNOWN:
             found = store.find_message(message_id)

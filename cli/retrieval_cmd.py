@@ -18,8 +18,8 @@ from typing import Any
 from cli import inputs
 from cli.context import Context
 from cli.embed_cmd import EmbeddingUnavailableError
-from cli.errors import CliError, LoggerUnreachableError, RefusedError, StoreUnavailableError, \
-    UsageError
+from cli.errors import (CliError, LoggerUnreachableError, RefusedError, StoreUnavailableError,
+                        UsageError, from_refusal)
 from outbox import contract
 
 
@@ -124,8 +124,8 @@ def _warn(data: dict[str, Any], index) -> dict[str, Any]:
     return data
 
 
-def _refused(exc) -> RefusedError:
-    return RefusedError(exc.statement, code=exc.code)
+def _refused(exc) -> CliError:
+    return from_refusal(exc.code, exc.statement)
 
 
 def local_search(ctx: Context, params: dict[str, Any], ranking: str) -> dict[str, Any]:

@@ -20,7 +20,8 @@ def test_auto_with_the_logger_up_lands_in_the_logger(synced_project, fleet, uniq
     assert entry["message_id"] == data["message_id"]
     assert entry["occurred_at"] == "2026-10-01T11:57:45.500000Z"
     assert p.final_files(sid) == []
-    assert len(p.final_files(sid, ".imported")) == 2
+    imported = p.final_files(sid, ".imported")
+    assert sorted(n.rsplit(".", 1)[1] for n in imported) == ["emb", "msg", "ses"]
     closed = p.cli("session", "close", "--session-id", sid)
     assert closed.out["store"] == "logger" and closed.data["lifecycle"] == "closed"
     [session] = [s for s in logger_sessions(fleet) if s["session_id"] == sid]
@@ -86,4 +87,9 @@ def test_auto_refusal_is_exit_1_and_the_file_stays_pending(tmp_path, fleet_facto
     result = p.cli(*message_args(sid, "a forbidden word"))
     assert result.rc == 1 and result.code == "INJECTED_REFUSAL"
     assert "kept pending" in result.out["error"]["message"]
-    assert len(p.final_files(sid)) == 1
+    assert len([n for n in p.final_files(sid) if n.endswith(".msg")]) == 1
+
+
+def test_get_of_a_message_unknown_to_logger_and_outbox_is_exit_5(synced_project):
+    result = synced_project.cli("get", "3f2b8c1e-9d4a-4e5b-8c7d-1a2b3c4d5e6f")
+    assert result.rc == 5 and result.code == "MESSAGE_UNKNOWN"
