@@ -22,7 +22,7 @@ import numpy as np
 
 from outbox import atomic, contract, records, views
 from outbox.store import IMPORTED, PENDING, Store, StoredFile, StoredMessage
-from sync.vector_index import EMB_OK, KINDS, Index
+from sync.vector_index import KINDS, Index
 
 
 class LocalRefusal(Exception):
