@@ -30,6 +30,9 @@ def _dispatch(ctx, args) -> tuple[object, str]:
     if command in ("sync", "import"):
         from cli import sync_cmd
         return sync_cmd.run(ctx, args)
+    if command == "status":
+        from cli import status_cmd
+        return status_cmd.run(ctx, args)
     if command == "config":
         from cli import config_cmd
         return config_cmd.run(ctx, args)

@@ -50,6 +50,8 @@ COMMANDS = {
     "embed": "fill every missing message vector (.emb) with the configured model",
     "sync": "forward every pending event and message to the logger (alias: import)",
     "import": "alias of sync",
+    "status": "what waits in the outbox, what is quarantined or lacks a vector, and whether the "
+              "watcher runs (--probe: whether the logger and the embedder answer)",
     "config": "write or check a configuration document",
     "store": "manage the project's file store",
 }
@@ -134,7 +136,6 @@ def _write(write: Parser) -> None:
                             "0: leave it to `embed` or the watcher)")
 
 
-
 def _read(read: Parser) -> None:
     read.add_argument("--session-id", required=True, metavar="ID")
     read.add_argument("--start", type=int, default=0, metavar="N", help="first sequence number")
@@ -198,6 +199,35 @@ def _sync(sync: Parser) -> None:
                            "(default 3)")
     sync.add_argument("--sessions-in-flight", type=int, default=2, metavar="N",
                       help="sessions forwarded at once; each stays in order (default 2)")
+    sync.add_argument("--watch", action="store_true",
+                      help="keep running: forward new files as they appear (watchdog events, "
+                           "debounced), rescan periodically, back off while the logger is "
+                           "unreachable, embed messages lacking a vector; SIGTERM/SIGINT stop "
+                           "it after the batch in flight")
+    sync.add_argument("--rescan-interval", type=float, default=30.0, metavar="SECONDS",
+                      help="--watch: full rescan period, the safety net for missed events "
+                           "(default 30)")
+    sync.add_argument("--debounce", type=float, default=0.02, metavar="SECONDS",
+                      help="--watch: quiet time after the last event before a round "
+                           "(default 0.02)")
+    sync.add_argument("--max-delay", type=float, default=0.25, metavar="SECONDS",
+                      help="--watch: longest delay of a round after the first event "
+                           "(default 0.25)")
+    sync.add_argument("--backoff-initial", type=float, default=1.0, metavar="SECONDS",
+                      help="--watch: first delay after a failed round (default 1; x1.5 per "
+                           "failure, jittered)")
+    sync.add_argument("--backoff-max", type=float, default=30.0, metavar="SECONDS",
+                      help="--watch: cap of the delay between failed rounds (default 30)")
+    sync.add_argument("--probe-interval", type=float, default=1.0, metavar="SECONDS",
+                      help="--watch: while backing off, one health request this often tells "
+                           "when the logger is back (default 1)")
+    sync.add_argument("--no-backfill", action="store_true",
+                      help="--watch: do not embed messages that lack a vector")
+
+
+def _status(status: Parser) -> None:
+    status.add_argument("--probe", action="store_true",
+                        help="also ask whether the logger and the embedder answer")
 
 
 def _config(config: Parser) -> None:
@@ -229,5 +259,6 @@ def _store(store: Parser) -> None:
 
 _ADD = {"session": _session, "write": _write, "read": _read, "get": _get,
         "sessions": _sessions, "search": _search, "working-set": _working_set,
-        "embed": _embed, "sync": _sync, "import": _sync, "config": _config,
+        "embed": _embed, "sync": _sync, "import": _sync, "status": _status,
+        "config": _config,
         "store": _store}

@@ -1,0 +1,115 @@
+"""`status [--probe]`: how the outbox is doing.
+
+Measured from the files (never from what a watcher last published, which may be stale): per
+session and in total, pending messages, events, vectors and bytes, the age of the oldest
+pending, quarantined items, messages (pending or imported) without a vector. The watcher is
+alive when the sync lock is held by the pid it published (the lock is an flock, freed even by a
+kill -9); its published state comes along, flagged stale when it no longer runs. With
+`--probe`, one request each tells whether the logger and the embedder answer.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from cli.context import Context
+
+PROBE_TIMEOUT = 5.0
+
+
+def _watcher(store_path: str) -> dict[str, Any]:
+    from sync import watcher_state
+    from sync.lock import SyncLock
+    holder = SyncLock(store_path).holder()
+    state = watcher_state.read(store_path)
+    alive = watcher_state.watcher_pid(store_path, holder)
+    info: dict[str, Any] = {"alive": alive is not None, "pid": alive, "lock_holder_pid": holder}
+    if holder is not None and alive is None:
+        info["lock_holder"] = "a one-shot sync or an inline forward (not a watcher)"
+    if state is not None:
+        state = dict(state)
+        state["stale"] = alive is None and state.get("status") != "stopped" \
+            and "unreadable" not in state
+        info["state"] = state
+    else:
+        info["state"] = None
+    return info
+
+
+async def _probe_logger(config) -> dict[str, Any]:
+    if config.logger is None:
+        return {"configured": False, "answers": False}
+    from sync.failures import Refused
+    from sync.logger_link import LoggerLink, RetryPolicy
+    started = time.perf_counter()
+    try:
+        async with LoggerLink(config, RetryPolicy(attempts=1)) as link:
+            await asyncio_wait_for(link.health(), PROBE_TIMEOUT)
+    except Refused as exc:
+        return {"configured": True, "answers": True, "refused": exc.code,
+                "seconds": round(time.perf_counter() - started, 3)}
+    except Exception as exc:  # noqa: BLE001 - any failure means: it does not answer
+        return {"configured": True, "answers": False, "error": _describe(exc),
+                "seconds": round(time.perf_counter() - started, 3)}
+    return {"configured": True, "answers": True,
+            "seconds": round(time.perf_counter() - started, 3)}
+
+
+async def _probe_embedder(config) -> dict[str, Any]:
+    if config.embedder is None:
+        return {"configured": False, "answers": False}
+    from sync.failures import Refused
+    from sync.logger_link import RetryPolicy
+    model = config.embedding_model
+    started = time.perf_counter()
+    try:
+        from sync.embedder_link import embed_texts
+        vectors = await asyncio_wait_for(
+            embed_texts(config, ["agent-memory status probe"], timeout=PROBE_TIMEOUT,
+                        policy=RetryPolicy(attempts=1)), PROBE_TIMEOUT)
+    except Refused as exc:
+        return {"configured": True, "answers": True, "refused": exc.code,
+                "model": model["model"], "dimension": model["dimension"],
+                "seconds": round(time.perf_counter() - started, 3)}
+    except Exception as exc:  # noqa: BLE001 - any failure means: it does not answer
+        return {"configured": True, "answers": False, "error": _describe(exc),
+                "model": model["model"], "dimension": model["dimension"],
+                "seconds": round(time.perf_counter() - started, 3)}
+    return {"configured": True, "answers": True, "model": model["model"],
+            "dimension": len(vectors[0]) if vectors else model["dimension"],
+            "seconds": round(time.perf_counter() - started, 3)}
+
+
+async def asyncio_wait_for(awaitable, seconds: float):
+    import asyncio
+    try:
+        return await asyncio.wait_for(awaitable, seconds)
+    except asyncio.TimeoutError:
+        raise TimeoutError(f"no answer within {seconds} s") from None
+
+
+def _describe(exc: BaseException) -> str:
+    from sync.failures import describe
+    return describe(exc)[:500]
+
+
+def _probe(config) -> dict[str, Any]:
+    import asyncio
+
+    async def both():
+        logger, embedder = await asyncio.gather(_probe_logger(config), _probe_embedder(config))
+        return {"logger": logger, "embedder": embedder}
+
+    return asyncio.run(both())
+
+
+def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
+    from sync import watcher_state
+    store = ctx.store()
+    data: dict[str, Any] = {"store": store.path, "at": watcher_state.iso()}
+    data.update(watcher_state.survey(store.path))
+    data["watcher"] = _watcher(store.path)
+    if args.probe:
+        data["probe"] = _probe(ctx.config)
+    return data, "file"
