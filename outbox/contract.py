@@ -107,8 +107,9 @@ MIN_MATCH_SCORE = 0.0
 # OUTCOME = {"message_id", "success", "text_head", "text_tail"} or, on failure,
 #           {"message_id", "success": false, "code", "statement"} (never a "data" dict).
 
-# Ordering: the journal window is in arrival order (sequence_number, from zero); working-set
-# recency and period filters use occurred_at. "Earlier" for a relation = already stored in the same
+# Ordering: the journal window and working-set recency are in arrival order (sequence_number,
+# from zero); the period filters use occurred_at. Sync imports each session in occurred_at
+# order, so for everything agent-memory writes arrival and occurred_at agree. "Earlier" for a relation = already stored in the same
 # session. Opening an existing session with identical attributes is an idempotent repeat; with
 # different ones it is SESSION_CONFLICT. Closing a closed session / reopening an open one is an
 # idempotent success. Appending to a closed session is SESSION_CLOSED.

@@ -47,19 +47,8 @@ def _scored(conn: sqlite3.Connection, where: str, args: tuple, query: np.ndarray
 
 def _rank(hits: list[tuple[float, str]], structure: chains.Chains | None,
           exclude: str | None = None) -> list[tuple[float, str]]:
-    """Sort by score desc, id asc; in resolved mode one hit per chain (its best score)."""
-    if structure is not None:
-        best: dict[str, float] = {}
-        for score, message_id in hits:
-            root = structure.root(message_id)
-            if root not in best or score > best[root]:
-                best[root] = score
-        hits = [(score, root) for root, score in best.items()]
-        if exclude is not None:
-            exclude = structure.root(exclude)
-    hits = [h for h in hits if h[1] != exclude]
-    hits.sort(key=lambda h: (-h[0], h[1]))
-    return hits
+    """The shared closeness order (outbox.contract.rank_closeness) over this logger's chains."""
+    return c.rank_closeness(hits, structure.root if structure is not None else None, exclude)
 
 
 def _entries(conn: sqlite3.Connection, ids: list[str],
