@@ -67,6 +67,21 @@ def logger_answers(run: Run) -> None:
     expect(report is not None, "health answers", "a report", report)
 
 
+@check("embedder-answers", "the embedder answers with the configured model and dimension")
+def embedder_answers(run: Run) -> None:
+    from sync.embedder_link import embed_now
+    config = _config(run)
+    expect(config.embedder is not None, "an embedder is configured", "embedding_client section",
+           None)
+    try:
+        [vector] = embed_now(config, ["agent-memory pipeline probe"], budget=30)
+    except Exception as exc:  # the link checks model and dimension of the answer itself
+        raise CheckFailed("embed answers", config.embedding_model,
+                          f"{type(exc).__name__}: {exc}")
+    expect(len(vector) == config.embedding_model["dimension"], "vector dimension",
+           config.embedding_model["dimension"], len(vector))
+
+
 @check("write-auto-lands-in-logger", "a write in --store auto lands in the logger")
 def write_auto(run: Run) -> None:
     scratch = run.project("auto")
@@ -182,3 +197,147 @@ def exit_config(run: Run) -> None:
         json.dump({"ailogger_client": {"server": {"host": "h", "port": "not a number"}}}, handle)
     answer = run.project("bad-config").am("config", "validate", config=path)
     expect(answer.rc == 6, "exit 6", 6, answer.brief())
+
+
+def _vector_of(scratch, session_id: str, message_id: str) -> dict | None:
+    for area in ("", ".imported"):
+        for name in scratch.final_files(session_id, area):
+            if name.endswith(f"{message_id}.emb"):
+                with open(os.path.join(scratch.store, area, session_id, name)) as handle:
+                    return json.load(handle)
+    return None
+
+
+@check("file-message-vector-model", "the vector of a file message has the configured model and "
+                                    "dimension")
+def file_vector(run: Run) -> None:
+    scratch = run.project("file-vector")
+    session_id, _ = scratch.open_session()
+    written = scratch.write(session_id, "pipeline check: a vector beside a file message",
+                            config=_unreachable_config(run, logger_down=True,
+                                                       embedder_down=False))
+    expect(written.rc == 0 and written.store == "file", "write lands in the file store", "file",
+           written.brief())
+    vector = _vector_of(scratch, session_id, written.data["message_id"])
+    wanted = _config(run).embedding_model
+    expect(vector is not None, "an .emb beside the .msg", "a vector file", None)
+    expect({"model": vector["model"], "dimension": vector["dimension"]} == wanted
+           and len(vector["embedding"]) == wanted["dimension"], "model and dimension", wanted,
+           {"model": vector["model"], "dimension": vector["dimension"],
+            "length": len(vector["embedding"])})
+
+
+@check("embed-fills-missing-vector", "agent-memory embed fills a missing vector")
+def embed_fills(run: Run) -> None:
+    scratch = run.project("embed")
+    session_id, _ = scratch.open_session()
+    written = scratch.write(session_id, "pipeline check: written with both services down",
+                            config=_unreachable_config(run))
+    message_id = written.data["message_id"]
+    expect(_vector_of(scratch, session_id, message_id) is None, "no vector while the embedder "
+           "is down", None, "a vector")
+    filled = scratch.am("embed")
+    expect(filled.rc == 0 and filled.data["written"] >= 1, "embed writes the vector",
+           {"rc": 0, "written": ">= 1"}, filled.brief())
+    expect(_vector_of(scratch, session_id, message_id) is not None, "the .emb exists",
+           "a vector file", None)
+
+
+@check("exit-7-embedding-unavailable", "embed with the embedder unreachable is exit 7")
+def exit_embedding(run: Run) -> None:
+    scratch = run.project("exit-7")
+    session_id, _ = scratch.open_session()
+    down = _unreachable_config(run)
+    scratch.write(session_id, "pipeline check: no vector", config=down)
+    answer = scratch.am("embed", config=down)
+    expect(answer.rc == 7, "exit 7", 7, answer.brief())
+
+
+TEXTS = ["the deploy failed because the database migration timed out",
+         "lunch options near the office on friday",
+         "database migration scripts need a longer timeout",
+         "the cat sat on the warm windowsill all afternoon",
+         "rerun the deploy after raising the migration timeout",
+         "quarterly budget review meeting notes"]
+
+
+@check("closest-group-agrees", "the local closest group for an anchor equals the logger's after "
+                               "import")
+def closest_agrees(run: Run) -> None:
+    scratch = run.project("closest")
+    session_id, _ = scratch.open_session()
+    offline = _unreachable_config(run, logger_down=True, embedder_down=False)
+    for text in TEXTS:
+        answer = scratch.write(session_id, text, config=offline)
+        expect(answer.rc == 0, "offline write", 0, answer.brief())
+    query = ["working-set", "--session-id", session_id, "--anchor-text",
+             "why did the deploy and the database migration time out", "--similarity-count", "4"]
+    local = scratch.am("--store", "file", *query)
+    expect(local.rc == 0, "local working-set", 0, local.brief())
+    synced = scratch.am("sync")
+    expect(synced.rc == 0, "sync", 0, synced.brief())
+    remote = scratch.am("--store", "logger", *query)
+    expect(remote.rc == 0, "logger working-set", 0, remote.brief())
+    mine = [e["message"]["message_id"] for e in local.data["closest"]]
+    theirs = [e["message"]["message_id"] for e in remote.data["closest"]]
+    expect(mine == theirs and len(mine) > 0, "same closest group, same order", theirs, mine)
+
+
+@check("watcher-delivers-write", "a running watcher delivers a write to the logger")
+def watcher_delivers(run: Run) -> None:
+    import signal
+    import subprocess
+    import time
+    scratch = run.project("watcher")
+    session_id, _ = scratch.open_session()
+    watcher = subprocess.Popen([run.cli, "--config", run.config_path, "sync", "--watch"],
+                               cwd=scratch.root, env=scratch.env, stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            status = scratch.am("status")
+            if status.rc == 0 and status.data["watcher"]["alive"]:
+                break
+            expect(time.monotonic() < deadline and watcher.poll() is None, "watcher starts",
+                   "alive", status.brief())
+            time.sleep(0.2)
+        written = scratch.write(session_id, "pipeline check: through the watcher", "--wait", "10")
+        expect(written.rc == 0, "write exits 0", 0, written.brief())
+        message_id = written.data["message_id"]
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                entry = logger.call(_config(run), "message_get", message_id=message_id)
+                break
+            except Exception:
+                expect(time.monotonic() < deadline, "the logger holds the message in time",
+                       message_id, "not in the logger after 30 s")
+                time.sleep(0.2)
+        expect(entry.get("session_id") == session_id, "delivered to its session", session_id,
+               entry)
+    finally:
+        watcher.send_signal(signal.SIGTERM)
+        try:
+            watcher.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            watcher.kill()
+            watcher.communicate()
+    expect(watcher.returncode == 0, "the watcher exits 0 on SIGTERM", 0, watcher.returncode)
+
+
+@check("status-reports-backlog", "status reports a known backlog")
+def status_backlog(run: Run) -> None:
+    scratch = run.project("status")
+    session_id, _ = scratch.open_session()
+    down = _unreachable_config(run)
+    for i in range(3):
+        scratch.write(session_id, f"pipeline check: backlog {i}", config=down)
+    status = scratch.am("status")
+    expect(status.rc == 0, "status exits 0", 0, status.brief())
+    totals = status.data["totals"]
+    expect(totals["pending_messages"] == 3 and totals["missing_vectors"] == 3,
+           "three pending messages without vectors", {"pending_messages": 3, "missing_vectors": 3},
+           totals)
+    expect(status.data["watcher"]["alive"] is False, "no watcher", False,
+           status.data["watcher"])
