@@ -190,8 +190,8 @@ def _embed(embed: Parser) -> None:
 
 
 def _sync(sync: Parser) -> None:
-    sync.add_argument("--batch-items", type=int, default=500, metavar="N",
-                      help="messages per messages_import call (default 500)")
+    sync.add_argument("--batch-items", type=int, default=1000, metavar="N",
+                      help="messages per messages_import call (default 1000)")
     sync.add_argument("--batch-bytes", type=int, default=4 << 20, metavar="N",
                       help="encoded bytes per messages_import call (default 4 MiB)")
     sync.add_argument("--quarantine-after", type=int, default=3, metavar="N",

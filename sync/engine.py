@@ -30,7 +30,7 @@ from sync.state import SyncState
 class Limits:
     """Batch bounds and the quarantine threshold (see the README for how they were chosen)."""
 
-    def __init__(self, batch_items: int = 500, batch_bytes: int = 4 << 20,
+    def __init__(self, batch_items: int = 1000, batch_bytes: int = 4 << 20,
                  quarantine_after: int = 3, sessions_in_flight: int = 2) -> None:
         self.sessions_in_flight = max(1, sessions_in_flight)
         self.batch_items = max(1, batch_items)
@@ -50,8 +50,9 @@ class Outcome:
 
 
 class SessionReport:
-    def __init__(self, session_id: str) -> None:
+    def __init__(self, session_id: str, track_outcomes: bool = True) -> None:
         self.session_id = session_id
+        self._track = track_outcomes
         self.imported = 0
         self.events_applied = 0
         self.failed: list[dict[str, Any]] = []
@@ -59,6 +60,12 @@ class SessionReport:
         self.quarantined: list[dict[str, Any]] = []
         self.pending = 0
         self.outcomes: dict[str, Outcome] = {}
+
+    def record(self, name: str, outcome: Outcome) -> None:
+        """Keep a file's outcome for the caller (an interactive forward, the watcher's tickets);
+        a one-shot drain of a large outbox does not keep them, so its memory stays flat."""
+        if self._track:
+            self.outcomes[name] = outcome
 
     def as_dict(self) -> dict[str, Any]:
         return {"session_id": self.session_id, "imported": self.imported,
@@ -83,7 +90,9 @@ class _Item:
 class SyncEngine:
     def __init__(self, store: Store, link: LoggerLink, state: SyncState,
                  limits: Limits | None = None,
-                 progress: Callable[[str, dict[str, Any]], None] | None = None) -> None:
+                 progress: Callable[[str, dict[str, Any]], None] | None = None,
+                 track_outcomes: bool = True) -> None:
+        self.track_outcomes = track_outcomes
         self.store = store
         self.link = link
         self.state = state
@@ -121,7 +130,7 @@ class SyncEngine:
 
     # --- one session ---------------------------------------------------------------------------
     async def sync_session(self, session_id: str) -> SessionReport:
-        report = SessionReport(session_id)
+        report = SessionReport(session_id, self.track_outcomes)
         try:
             await self._sync_session(session_id, report)
         finally:
@@ -151,7 +160,7 @@ class SyncEngine:
             waits_for = sorted(item.targets & blocked)
             if waits_for:
                 blocked.add(item.message_id)
-                report.outcomes[file.name] = Outcome(Outcome.WAITING, waits_for=waits_for)
+                report.record(file.name, Outcome(Outcome.WAITING, waits_for=waits_for))
                 report.waiting.append({"message_id": item.message_id, "file": file.relpath,
                                        "waits_for": waits_for})
                 continue
@@ -245,7 +254,7 @@ class SyncEngine:
             if code == RELATION_INADMISSIBLE and item.targets & (failed_here | blocked):
                 waits_for = sorted(item.targets & (failed_here | blocked))
                 blocked.add(item.message_id)
-                report.outcomes[item.file.name] = Outcome(Outcome.WAITING, waits_for=waits_for)
+                report.record(item.file.name, Outcome(Outcome.WAITING, waits_for=waits_for))
                 report.waiting.append({"message_id": item.message_id, "file": item.file.relpath,
                                        "waits_for": waits_for})
                 continue
@@ -278,7 +287,7 @@ class SyncEngine:
             if part is not None:
                 self._move(part, IMPORTED)
         self.state.forget(item_id)
-        report.outcomes[file.name] = Outcome(Outcome.CONFIRMED, answer=answer)
+        report.record(file.name, Outcome(Outcome.CONFIRMED, answer=answer))
         if file.name.endswith(names.MESSAGE_EXT):
             report.imported += 1
 
@@ -291,8 +300,8 @@ class SyncEngine:
                                             "refusals": count}, report)
             self.state.forget(item_id)
             return
-        report.outcomes[file.name] = Outcome(Outcome.REFUSED, code=refusal.code,
-                                             statement=refusal.statement)
+        report.record(file.name, Outcome(Outcome.REFUSED, code=refusal.code,
+                                         statement=refusal.statement))
         report.failed.append({"message_id" if file.name.endswith(names.MESSAGE_EXT)
                               else "event_id": item_id, "file": file.relpath,
                               "code": refusal.code, "statement": refusal.statement,
@@ -305,7 +314,7 @@ class SyncEngine:
         for part in (file, vector):
             if part is not None:
                 self._move(part, QUARANTINED)
-        report.outcomes[file.name] = Outcome(Outcome.QUARANTINED, **reason)
+        report.record(file.name, Outcome(Outcome.QUARANTINED, **reason))
         report.quarantined.append({"file": file.relpath, "reason_file": reason_path, **reason})
 
     def _move(self, file: StoredFile, area: str) -> None:

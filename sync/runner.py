@@ -28,7 +28,8 @@ async def _run(store: Store, config: Config, policy: RetryPolicy, limits: Limits
                answer_for: str | None = None) -> tuple[list[SessionReport], list[str]]:
     state = SyncState(store.path)
     async with LoggerLink(config, policy) as link:
-        engine = SyncEngine(store, link, state, limits, progress)
+        engine = SyncEngine(store, link, state, limits, progress,
+                            track_outcomes=session_id is not None)
         if session_id is None:
             reports = await engine.sync_all()
         else:

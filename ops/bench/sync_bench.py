@@ -4,7 +4,7 @@ logger, one run); then the 100,000-message drain, its time against 10 times the 
 and the sync process's peak memory.
 
     python -m ops.bench.sync_bench [--messages 10000] [--sessions 10] [--large 100000]
-                                   [--batch-items 500] [--skip-naive]
+                                   [--batch-items 1000] [--skip-naive]
 
 Targets (issue 4): at least 10x faster than the naive loop; 100,000 in at most 12x the 10,000
 time; peak memory under 200 MB. Prints one JSON object; progress on stderr.
@@ -108,7 +108,7 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=10_000)
     parser.add_argument("--sessions", type=int, default=10)
     parser.add_argument("--large", type=int, default=0, help="also drain this many (e.g. 100000)")
-    parser.add_argument("--batch-items", type=int, default=500)
+    parser.add_argument("--batch-items", type=int, default=1000)
     parser.add_argument("--skip-naive", action="store_true")
     args = parser.parse_args()
     result: dict = {"benchmark": "sync drain vs naive append_message loop",
