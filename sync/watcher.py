@@ -208,6 +208,11 @@ class Watcher:
         self._answers = handoff.Answers(self.path)
         observer = self._start_observer()
         try:
+            # the fleet client's import (about 0.6 s) is paid now, not by the first hand-off
+            try:
+                await self._ensure_link()
+            except Exception as exc:  # noqa: BLE001 - the first round reports and backs off
+                self.log.warning("logger_link_not_ready", error=describe(exc)[:2000])
             await self._loop_forever()
         except asyncio.CancelledError:
             self.log.warning("stop_forced", reason="second signal: the batch in flight was "
