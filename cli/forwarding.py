@@ -18,13 +18,18 @@ from cli.errors import CliError, LoggerUnreachableError, RefusedError
 from outbox.store import StoredFile
 
 
-def forward(ctx: Context, file: StoredFile, file_answer: dict[str, Any],
-            wait: float) -> tuple[dict[str, Any], str]:
-    """Forward the session of `file` and answer for `file`."""
+def live_watcher(ctx: Context) -> int | None:
+    """The pid of a live watcher holding this store's sync lock, else None."""
     from sync import watcher_state
     from sync.lock import SyncLock
     store = ctx.store()
-    watcher = watcher_state.watcher_pid(store.path, SyncLock(store.path).holder())
+    return watcher_state.watcher_pid(store.path, SyncLock(store.path).holder())
+
+
+def forward(ctx: Context, file: StoredFile, file_answer: dict[str, Any],
+            wait: float) -> tuple[dict[str, Any], str]:
+    """Forward the session of `file` and answer for `file`."""
+    watcher = live_watcher(ctx)
     if watcher is not None:
         return hand_off(ctx, file, file_answer, wait, watcher)
     from sync.engine import Outcome

@@ -129,7 +129,13 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
             raise RefusedError(f"message {fields['message_id']} already exists with different "
                                "content", code=contract.MESSAGE_CONFLICT) from None
     answer = append_answer(file, record)
-    if file.area == "pending" and ctx.config.embedder is not None:
+    watcher = None
+    if side == "logger" and file.area == "pending":
+        from cli.forwarding import live_watcher
+        watcher = live_watcher(ctx)
+    # With a live watcher the write stays light (no fleet client import): the watcher
+    # delivers the message and its vector backfill embeds it.
+    if file.area == "pending" and ctx.config.embedder is not None and watcher is None:
         embed_on_write(ctx, args, file, record)
     if side == "logger" and file.area == "pending":
         from cli.forwarding import forward

@@ -55,7 +55,8 @@ async def _complete_answer(link: LoggerLink, report: SessionReport, name: str) -
     if isinstance(entry, dict) and "sequence_number" in entry:
         outcome.info["answer"] = {"message_id": answer["message_id"],
                                   "sequence_number": entry["sequence_number"],
-                                  "audience": entry.get("audience"),
+                                  "audience": {"receiver_kind": entry.get("receiver_kind"),
+                                               "receiver_identity": entry.get("receiver_identity")},
                                   "text_head": answer.get("text_head"),
                                   "text_tail": answer.get("text_tail")}
 

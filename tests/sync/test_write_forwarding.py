@@ -74,6 +74,7 @@ def test_auto_forwards_older_pending_messages_first(synced_project, fleet, uniqu
     newest = p.cli(*message_args(sid, "newest"))
     assert newest.out["store"] == "logger"
     assert newest.data["sequence_number"] == 3
+    assert newest.data["audience"] == {"receiver_kind": "model", "receiver_identity": "claude"}
     assert [m["message_id"] for m in read_all(fleet, sid)] == older + [newest.data["message_id"]]
 
 
