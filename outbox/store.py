@@ -153,6 +153,22 @@ class Store:
             out.extend(StoredFile(session_id, area, n) for n in listed)
         return out
 
+    def area_of(self, session_id: str, name: str,
+                areas: tuple[str, ...] = (PENDING, IMPORTED, QUARANTINED)) -> str | None:
+        """Where a file of a session lies now (a concurrent syncer may have moved it), or None."""
+        for area in areas:
+            fd = self.session_fd(session_id, area)
+            if fd is None:
+                continue
+            try:
+                os.stat(name, dir_fd=fd, follow_symlinks=False)
+                return area
+            except FileNotFoundError:
+                continue
+            finally:
+                os.close(fd)
+        return None
+
     def read_bytes(self, file: StoredFile) -> bytes:
         fd = self.session_fd(file.session_id, file.area)
         if fd is None:

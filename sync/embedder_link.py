@@ -151,15 +151,7 @@ class EmbedderLink:
         or dimension: such vectors are never returned)."""
         if not texts:
             return []
-        from tenacity import (AsyncRetrying, retry_if_exception_type, stop_after_attempt,
-                              wait_random_exponential)
-        retrying = AsyncRetrying(
-            retry=retry_if_exception_type(Unreachable),
-            stop=stop_after_attempt(self._policy.attempts),
-            wait=wait_random_exponential(multiplier=self._policy.initial,
-                                         max=self._policy.maximum),
-            reraise=True)
-        async for attempt in retrying:
+        async for attempt in self._policy.retrying():
             with attempt:
                 answer = await self._once(texts)
         return check_answer(answer, self.model, self.dimension, len(texts))

@@ -30,6 +30,17 @@ class RetryPolicy:
         self.initial = initial
         self.maximum = maximum
 
+    def retrying(self):
+        """A tenacity AsyncRetrying that retries Unreachable only: capped exponential backoff
+        with full jitter, then the last failure is raised as it is."""
+        from tenacity import (AsyncRetrying, retry_if_exception_type, stop_after_attempt,
+                              wait_random_exponential)
+        return AsyncRetrying(retry=retry_if_exception_type(Unreachable),
+                             stop=stop_after_attempt(self.attempts),
+                             wait=wait_random_exponential(multiplier=self.initial,
+                                                          max=self.maximum),
+                             reraise=True)
+
 
 INTERACTIVE = RetryPolicy(attempts=2, initial=0.05, maximum=0.2)
 BATCH = RetryPolicy(attempts=4, initial=0.5, maximum=5.0)
@@ -64,15 +75,7 @@ class LoggerLink:
 
     async def _retrying(self, operation, *args, **kwargs) -> Any:
         """Run one client call, retrying transport failures under the policy."""
-        from tenacity import (AsyncRetrying, retry_if_exception_type, stop_after_attempt,
-                              wait_random_exponential)
-        retrying = AsyncRetrying(
-            retry=retry_if_exception_type(Unreachable),
-            stop=stop_after_attempt(self._policy.attempts),
-            wait=wait_random_exponential(multiplier=self._policy.initial,
-                                         max=self._policy.maximum),
-            reraise=True)
-        async for attempt in retrying:
+        async for attempt in self._policy.retrying():
             with attempt:
                 try:
                     return await operation(*args, **kwargs)

@@ -12,7 +12,6 @@ name is taken and files are never replaced), never mixed into scores.
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from typing import Any, Callable
 
@@ -23,29 +22,13 @@ from sync.failures import Refused, Unreachable
 from sync.logger_link import BATCH, RetryPolicy
 
 
-def _area_of(store: Store, session_id: str, msg_name: str) -> str | None:
-    """Where the message lies now (a concurrent sync may have moved it)."""
-    for area in (PENDING, IMPORTED):
-        fd = store.session_fd(session_id, area)
-        if fd is None:
-            continue
-        try:
-            os.stat(msg_name, dir_fd=fd, follow_symlinks=False)
-            return area
-        except FileNotFoundError:
-            continue
-        finally:
-            os.close(fd)
-    return None
-
-
 def write_vector(store: Store, session_id: str, msg_name: str, message_id: str, model: str,
                  dimension: int, embedding: list[float]) -> bool:
     """Write the `.emb` beside the message wherever it lies; False when it already exists or
     the message is gone (quarantined or moved away)."""
     record = encoding.vector(message_id=message_id, model=model, dimension=dimension,
                              embedding=embedding)
-    area = _area_of(store, session_id, msg_name)
+    area = store.area_of(session_id, msg_name, (PENDING, IMPORTED))
     try:
         if area == PENDING:
             store.append_vector(session_id, msg_name, record)

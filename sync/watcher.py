@@ -511,7 +511,7 @@ class Watcher:
             if not is_valid_session_id(session_id) or not names.is_final(name):
                 continue
             if answer is None:
-                where = self._where(session_id, name)
+                where = self.store.area_of(session_id, name)
                 if where == PENDING:
                     if session_id not in synced:
                         self._note_event("session", session_id)
@@ -538,20 +538,6 @@ class Watcher:
                 self._recent[message_id] = answer
             if self._answers.answer(message_id, answer):
                 self.totals["answers"] += 1
-
-    def _where(self, session_id: str, name: str) -> str | None:
-        for area in (PENDING, IMPORTED, QUARANTINED):
-            fd = self.store.session_fd(session_id, area)
-            if fd is None:
-                continue
-            try:
-                os.stat(name, dir_fd=fd, follow_symlinks=False)
-                return area
-            except FileNotFoundError:
-                continue
-            finally:
-                os.close(fd)
-        return None
 
     # ============================================================================ backfill ===
     def _maybe_backfill(self, force: bool) -> None:

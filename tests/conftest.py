@@ -11,13 +11,19 @@ fleet_factory      fleet_factory(embed_model="hash-1024", faults=None, logger_po
                    when the test ends. Use it for faults (fleet.control.set_faults/go_down/...)
                    and for restarts (fleet.restart(), fleet.stop(); fleet.start()).
 unique_session_id  a fresh, valid session id per test.
+synced_project     a scratch git project (tests/amtest.Project) configured for the shared fleet.
+offline_config     a configuration path whose logger and embedder listen nowhere.
 """
 
 from __future__ import annotations
 
+import json
 import uuid
 
 import pytest
+
+from amtest import make_project
+from fleetutil import offline_document
 
 from ops.fleet.handle import Fleet
 
@@ -50,3 +56,17 @@ def fleet_factory(tmp_path_factory):
 @pytest.fixture
 def unique_session_id() -> str:
     return f"t-{uuid.uuid4().hex}"
+
+
+@pytest.fixture
+def synced_project(tmp_path, fleet):
+    """A project whose configuration points at the shared reference fleet (hash-1024)."""
+    return make_project(tmp_path, config=str(fleet.config_path))
+
+
+@pytest.fixture
+def offline_config(tmp_path):
+    """Logger and embedder configured but listening nowhere (connection refused)."""
+    path = tmp_path / "offline.json"
+    path.write_text(json.dumps(offline_document()))
+    return str(path)

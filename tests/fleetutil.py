@@ -38,3 +38,12 @@ def logger_sessions(fleet, **filters) -> list[dict]:
         async with fleet.logger_client() as client:
             return (await client.sessions_list(block_size=1000, **filters))["data"]["sessions"]
     return asyncio.run(go())
+
+
+def offline_document(model: str = "hash-1024", dimension: int = 1024) -> dict:
+    """A configuration whose logger and embedder listen nowhere (connection refused)."""
+    port = closed_port()
+    section = {"protocol": "http", "server": {"host": "127.0.0.1", "port": port},
+               "client": {"timeout": 5}}
+    return {"ailogger_client": section, "embedding_client": section,
+            "embedding_model": {"model": model, "dimension": dimension}}

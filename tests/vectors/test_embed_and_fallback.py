@@ -7,7 +7,8 @@ import json
 import pytest
 
 from amtest import make_project, open_args
-from vtest import TEXTS, emb_files, ids_of, offline_document, read_emb, with_config, write_texts
+from fleetutil import offline_document
+from vtest import TEXTS, emb_files, ids_of, read_emb, with_config, write_texts
 
 
 @pytest.mark.slow

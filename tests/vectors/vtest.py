@@ -12,16 +12,6 @@ TEXTS = ["the cat sleeps on the warm mat", "stock prices fell sharply today",
          "the garden needs rain", "nothing in common here"]
 
 
-def offline_document(model: str = "hash-1024", dimension: int = 1024) -> dict:
-    """A configuration whose logger and embedder listen nowhere (connection refused)."""
-    from fleetutil import closed_port
-    port = closed_port()
-    section = {"protocol": "http", "server": {"host": "127.0.0.1", "port": port},
-               "client": {"timeout": 5}}
-    return {"ailogger_client": section, "embedding_client": section,
-            "embedding_model": {"model": model, "dimension": dimension}}
-
-
 def write_texts(project, sid, texts, *extra, embed=False):
     """`--store file` writes; with `embed` the write embeds (budget 5 s, by the environment),
     without it the vector is left to `agent-memory embed` (no embed-client import)."""
