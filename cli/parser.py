@@ -221,6 +221,9 @@ def _sync(sync: Parser) -> None:
     sync.add_argument("--probe-interval", type=float, default=1.0, metavar="SECONDS",
                       help="--watch: while backing off, one health request this often tells "
                            "when the logger is back (default 1)")
+    sync.add_argument("--retry-refused-after", type=float, default=60.0, metavar="SECONDS",
+                      help="--watch: send a refused message again only after this long, so "
+                           "rounds do not repeat (and count) the same refusal (default 60)")
     sync.add_argument("--no-backfill", action="store_true",
                       help="--watch: do not embed messages that lack a vector")
 

@@ -37,7 +37,9 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
         probe_interval=_positive(args.probe_interval, "--probe-interval"),
         backfill=not args.no_backfill,
         limits=Limits(batch_items=args.batch_items, batch_bytes=args.batch_bytes,
-                      quarantine_after=args.quarantine_after))
+                      quarantine_after=args.quarantine_after,
+                      refused_holdoff=_non_negative(args.retry_refused_after,
+                                                    "--retry-refused-after")))
     store = ctx.store()
     log = get_logger("agent-memory.watch")
     install_log_bridge(log)

@@ -31,7 +31,12 @@ class Limits:
     """Batch bounds and the quarantine threshold (see the README for how they were chosen)."""
 
     def __init__(self, batch_items: int = 1000, batch_bytes: int = 4 << 20,
-                 quarantine_after: int = 3, sessions_in_flight: int = 2) -> None:
+                 quarantine_after: int = 3, sessions_in_flight: int = 2,
+                 refused_holdoff: float = 0.0) -> None:
+        # A message refused less than `refused_holdoff` seconds ago is not sent again yet: the
+        # watcher runs a round for every new file of a session, and without it would resend a
+        # refused item (and count a refusal) on each, reaching quarantine within seconds.
+        self.refused_holdoff = max(0.0, refused_holdoff)
         self.sessions_in_flight = max(1, sessions_in_flight)
         self.batch_items = max(1, batch_items)
         self.batch_bytes = max(1, batch_bytes)
@@ -156,6 +161,16 @@ class SyncEngine:
                 continue
             item = self._load_message(file, report)
             if item is None:
+                continue
+            held = self.state.refused_within(item.message_id, self.limits.refused_holdoff)
+            if held is not None:
+                blocked.add(item.message_id)
+                report.record(file.name, Outcome(Outcome.REFUSED, code=held.get("code"),
+                                                 statement=held.get("statement")))
+                report.failed.append({"message_id": item.message_id, "file": file.relpath,
+                                      "code": held.get("code"), "statement": held.get("statement"),
+                                      "refusals": held.get("count"), "held_until_retry": True,
+                                      "quarantine_after": self.limits.quarantine_after})
                 continue
             waits_for = sorted(item.targets & blocked)
             if waits_for:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+from datetime import datetime
 from typing import Any
 
 from outbox import atomic
@@ -50,6 +51,14 @@ class SyncState:
 
     def count(self, item_id: str) -> int:
         return int(self.refusals.get(item_id, {}).get("count", 0))
+
+    def refused_within(self, item_id: str, seconds: float) -> dict[str, Any] | None:
+        """The item's refusal record when its last refusal is less than `seconds` old."""
+        entry = self.refusals.get(item_id)
+        if not entry or seconds <= 0 or not entry.get("last"):
+            return None
+        last = datetime.fromisoformat(entry["last"].replace("Z", "+00:00"))
+        return entry if (utc_now() - last).total_seconds() < seconds else None
 
     def refused(self, item_id: str, code: str, statement: str) -> int:
         """Record one more refusal of an item; returns the new count."""
