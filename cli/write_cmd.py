@@ -75,17 +75,18 @@ def embed_budget(args, store_mode: str) -> float:
         try:
             value = float(os.environ[EMBED_BUDGET_ENV])
         except ValueError:
-            value = 0.0 if store_mode == "file" else DEFAULT_EMBED_BUDGET
+            raise inputs.UsageError(f"${EMBED_BUDGET_ENV} must be a number of seconds, got "
+                                    f"{os.environ[EMBED_BUDGET_ENV]!r}") from None
     else:
         value = 0.0 if store_mode == "file" else DEFAULT_EMBED_BUDGET
     return max(0.0, value)
 
 
-def embed_on_write(ctx: Context, args, file: StoredFile, record: dict[str, Any]) -> bool:
+def embed_on_write(ctx: Context, budget: float, file: StoredFile,
+                   record: dict[str, Any]) -> bool:
     """The `.emb` beside the new `.msg` when the embedder answers within the budget. Any
     failure leaves the `.msg` alone (the write still succeeds): `embed` or the watcher fills the
     vector later. A vector of another model or dimension is never written."""
-    budget = embed_budget(args, ctx.store_mode)
     if budget <= 0:
         return False
     from sync.embedder_link import embed_now
@@ -109,6 +110,7 @@ def embed_on_write(ctx: Context, args, file: StoredFile, record: dict[str, Any])
 
 def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
     fields = fields_from(args)
+    budget = embed_budget(args, ctx.store_mode)  # a bad value is refused before any write
     side = ctx.side()
     if ctx.store_mode == "logger":
         from cli.forwarding import direct
@@ -136,7 +138,7 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
     # With a live watcher the write stays light (no fleet client import): the watcher
     # delivers the message and its vector backfill embeds it.
     if file.area == "pending" and ctx.config.embedder is not None and watcher is None:
-        embed_on_write(ctx, args, file, record)
+        embed_on_write(ctx, budget, file, record)
     if side == "logger" and file.area == "pending":
         from cli.forwarding import forward
         return forward(ctx, file, answer, args.wait)

@@ -165,3 +165,10 @@ def test_store_logger_without_logger_configured_is_exit_4(project):
     result = project.cli("--store", "logger", *message_args("s1", "x"))
     assert result.rc == 4 and result.code == "LOGGER_UNREACHABLE"
     assert project.files("s1") == []
+
+
+def test_a_malformed_embed_budget_is_a_usage_error_before_any_write(project):
+    project.env["AGENT_MEMORY_EMBED_BUDGET"] = "soon"
+    result = project.cli(*message_args("s1", "text"))
+    assert result.rc == 2 and "AGENT_MEMORY_EMBED_BUDGET" in result.out["error"]["message"]
+    assert project.files("s1") == []
