@@ -18,6 +18,7 @@ offline_config     a configuration path whose logger and embedder listen nowhere
 from __future__ import annotations
 
 import json
+import os
 import uuid
 
 import pytest
@@ -30,7 +31,7 @@ from ops.fleet.handle import Fleet
 
 @pytest.fixture(scope="session")
 def fleet(tmp_path_factory):
-    handle = Fleet(tmp_path_factory.mktemp("fleet")).start()
+    handle = Fleet(tmp_path_factory.mktemp("fleet"), owner_pid=os.getpid()).start()
     try:
         yield handle
     finally:
@@ -44,7 +45,7 @@ def fleet_factory(tmp_path_factory):
     def make(embed_model: str = "hash-1024", faults: dict | None = None, logger_port: int = 0,
              embedder_port: int = 0) -> Fleet:
         handle = Fleet(tmp_path_factory.mktemp("private-fleet"), embed_model, logger_port,
-                       embedder_port, faults)
+                       embedder_port, faults, owner_pid=os.getpid())
         started.append(handle)
         return handle.start()
 

@@ -75,8 +75,11 @@ def _spawn(data: Path, service: str, args: list[str], env: dict[str, str]) -> su
 
 def start(data: Path, logger_port: int = 0, embed_port: int = 0,
           embed_model: str = DEFAULT_MODEL, initial_faults: dict | None = None,
-          timeout: float = 60.0) -> dict[str, Any]:
-    """Start both services; return {"logger": {port, pid}, "embedder": {port, pid}, "config"}."""
+          timeout: float = 60.0, owner_pid: int | None = None) -> dict[str, Any]:
+    """Start both services; return {"logger": {port, pid}, "embedder": {port, pid}, "config"}.
+
+    With `owner_pid`, the services stop by themselves once that process is gone (a test run
+    killed before its teardown must not leave a fleet behind)."""
     data = Path(data).resolve()
     data.mkdir(parents=True, exist_ok=True, mode=0o700)
     dimension = model_dimension(embed_model)
@@ -92,6 +95,9 @@ def start(data: Path, logger_port: int = 0, embed_port: int = 0,
     env["QUEUEMGR_MP_START_METHOD"] = "fork"
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
     env.pop("AGENT_MEMORY_CONFIG", None)
+    env.pop(layout.OWNER_ENV, None)
+    if owner_pid is not None:
+        env[layout.OWNER_ENV] = str(owner_pid)
     children = {
         "embedder": _spawn(data, "embedder", ["--port", str(embed_port), "--model", embed_model],
                            env),

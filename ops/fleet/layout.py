@@ -49,3 +49,6 @@ def log_path(data: Path, service: str) -> Path:
 def ready_path(data: Path, service: str) -> Path:
     """Written by a service process once it answers: {"port", "pid"}."""
     return Path(data) / f"{service}.ready"
+
+# The pid whose end stops the fleet (set by test fixtures; see serve.watch_owner).
+OWNER_ENV = "AGENT_MEMORY_FLEET_OWNER"

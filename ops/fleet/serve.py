@@ -83,6 +83,20 @@ def base_app_config(port: int, queue: bool) -> dict[str, Any]:
     return config
 
 
+async def watch_owner(owner: int, interval: float = 1.0) -> None:
+    """Stop the whole fleet process group once the owner process is gone: the same SIGTERM
+    that `down` sends, so every service and queue worker shuts down the usual way."""
+    while True:
+        await asyncio.sleep(interval)
+        try:
+            os.kill(owner, 0)
+        except ProcessLookupError:
+            os.killpg(os.getpgid(0), signal.SIGTERM)
+            return
+        except PermissionError:
+            continue
+
+
 async def serve(service: str, data: Path, port: int, build_app: Callable[[int], Any],
                 background: Callable[[], list] | None = None) -> None:
     """Serve until SIGTERM/SIGINT. `build_app(public_port)` returns the ASGI app."""
@@ -129,6 +143,8 @@ async def serve(service: str, data: Path, port: int, build_app: Callable[[int], 
         tasks.append(asyncio.create_task(gate.watch()))
         for coro in (background() if background else []):
             tasks.append(asyncio.create_task(coro))
+        if os.environ.get(layout.OWNER_ENV, "").isdigit():
+            tasks.append(asyncio.create_task(watch_owner(int(os.environ[layout.OWNER_ENV]))))
         _write_ready(data, service, gate.port)
         await server
     finally:
