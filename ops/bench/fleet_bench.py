@@ -49,21 +49,26 @@ def _item(session_id: str, i: int) -> dict:
             "occurred_at": "2026-01-01T00:00:00Z"}
 
 
-async def _import(client, session_id: str, n: int, poll: float = 0.02) -> tuple[float, int]:
+async def _submit_and_wait(client, items: list[dict], poll: float) -> int:
+    """messages_import submitted, its job polled every `poll` s; how many items were stored."""
     from ailogger_client import queued_methods
 
-    items = [_item(session_id, i) for i in range(n)]
-    start = time.perf_counter()
     job_id = await client.messages_import_submit(items)
     while True:
         snapshot = await client.get_job_status(job_id, sync_from_queue=True)
         if snapshot.is_terminal:
             break
         await asyncio.sleep(poll)
-    elapsed = time.perf_counter() - start
     raw = snapshot.summary.get("last_queue_poll", snapshot.summary)
     result = queued_methods._find_result_array(raw) or []
-    return elapsed, sum(1 for r in result if r.get("success"))
+    return sum(1 for r in result if r.get("success"))
+
+
+async def _import(client, session_id: str, n: int, poll: float = 0.02) -> tuple[float, int]:
+    items = [_item(session_id, i) for i in range(n)]
+    start = time.perf_counter()
+    stored = await _submit_and_wait(client, items, poll)
+    return time.perf_counter() - start, stored
 
 
 async def _workload(port: int, appends: int) -> dict:
@@ -173,7 +178,7 @@ class RssSampler(threading.Thread):
 
 async def _drain(port: int, total: int, batch: int, sessions: int, poll: float,
                  vector_wait: float, hold: bool = False) -> dict:
-    from ailogger_client import AiLoggerClient, queued_methods
+    from ailogger_client import AiLoggerClient
 
     client = AiLoggerClient({"protocol": "http", "server": {"host": "127.0.0.1", "port": port},
                              "client": {"timeout": 60}})
@@ -189,16 +194,8 @@ async def _drain(port: int, total: int, batch: int, sessions: int, poll: float,
             sid = sids[number % sessions]
             items = [_item(sid, done + i) for i in range(min(batch, total - done))]
             began = time.perf_counter()
-            job_id = await client.messages_import_submit(items)
-            while True:
-                snapshot = await client.get_job_status(job_id, sync_from_queue=True)
-                if snapshot.is_terminal:
-                    break
-                await asyncio.sleep(poll)
+            stored += await _submit_and_wait(client, items, poll)
             batch_seconds.append(time.perf_counter() - began)
-            raw = snapshot.summary.get("last_queue_poll", snapshot.summary)
-            result = queued_methods._find_result_array(raw) or []
-            stored += sum(1 for r in result if r.get("success"))
             done += len(items)
             if done % block == 0 or done == total:
                 now = time.perf_counter()
