@@ -70,7 +70,7 @@ async def _probe_embedder(config) -> dict[str, Any]:
                         policy=RetryPolicy(attempts=1)), PROBE_TIMEOUT)
     except Refused as exc:
         return {"configured": True, "answers": True, "refused": exc.code,
-                "model": model["model"], "dimension": model["dimension"],
+                "error": exc.statement, "model": model["model"], "dimension": model["dimension"],
                 "seconds": round(time.perf_counter() - started, 3)}
     except Exception as exc:  # noqa: BLE001 - any failure means: it does not answer
         return {"configured": True, "answers": False, "error": _describe(exc),

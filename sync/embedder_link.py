@@ -2,14 +2,24 @@
 embed-client's constructor keywords, and the configured `embedding_model`.
 
 `from_config_dict` is deliberately not used: it silently drops `protocol`, the certificates and
-the token (shared/FLEET_CLIENTS.md). `embed_client` costs about 0.9 s to import (it pulls in the
+the token. `embed_client` costs about 0.9 s to import (it pulls in the
 adapter), so it is imported when a link is opened, never at module import.
 
 Failures come out in sync.failures' vocabulary: Unreachable (the adapter's transport errors,
-`wait_timeout` exceeded, a transport failure twice in a row), Refused (the embedder refused the
-model or dimension: EmbedClientError whose `.data` carries a code such as UNKNOWN_MODEL), Failed
-(anything else, including an answer whose model, dimension or count is not what was asked:
-such a vector is never handed out, so it can never be written).
+`wait_timeout` exceeded, a transport failure twice in a row), Refused (the embedder answered the
+request with an error: a JSON-RPC error, with a stable code in `.data` where the service gives
+one, or an answer whose every text carries an `error` and no vector), Failed (anything else,
+including an answer whose model, dimension or count is not what was asked: such a vector is
+never handed out, so it can never be written).
+
+Two dialects of refusal exist and both are understood. embed-client documents a service that
+refuses an unknown model or dimension with `data.code` UNKNOWN_MODEL / UNSUPPORTED_DIMENSION.
+`embedding-service` 2.0.0 (PyPI) instead answers an unknown model with success, a null vector
+and `results[i].error` {"code": "encode_error", "message": "Model X is not supported"} (its
+top-level `model` names the model it has loaded), and a wrong dimension with a bare -32603
+"Requested dimension N does not match model dimension M". It also refuses some texts outright:
+empty or whitespace-only, or without any letter or digit ("???", an emoji), and one bad text
+fails the whole batch. `embed_each` isolates such texts so they never block the others.
 """
 
 from __future__ import annotations
@@ -20,6 +30,27 @@ from typing import Any
 from sync.config import Config
 from sync.failures import Failed, Refused, Unreachable, _chain, translate
 from sync.logger_link import INTERACTIVE, RetryPolicy
+
+# The code of a refusal the embedder answered without a stable code of its own.
+EMBEDDING_REFUSED = "EMBEDDING_REFUSED"
+# A text any embedding service accepts: tells "this text is refused" from "nothing is embedded".
+PROBE_TEXT = "agent-memory probe"
+
+
+class TextRefused:
+    """One text the embedder would not embed (while it embeds others): its code and reason."""
+
+    __slots__ = ("code", "reason")
+
+    def __init__(self, code: str, reason: str) -> None:
+        self.code = code
+        self.reason = reason
+
+    @classmethod
+    def of(cls, exc: Exception) -> "TextRefused":
+        if isinstance(exc, Refused):
+            return cls(exc.code, exc.statement)
+        return cls("EMBEDDER_FAILED", str(exc) or type(exc).__name__)
 
 
 class VectorMismatch(Failed):
@@ -65,6 +96,9 @@ def check_answer(answer: Any, model: str, dimension: int, count: int) -> list[li
     was asked: the configured model and dimension, one finite vector of that length per text."""
     if not isinstance(answer, dict) or not isinstance(answer.get("results"), list):
         raise Failed(f"the embedder answered without a results list: {str(answer)[:200]}")
+    refusal = _item_refusal(answer["results"])
+    if refusal is not None:  # before the model check: such answers name the loaded model
+        raise refusal
     got_model, got_dim = answer.get("model"), answer.get("dimension")
     if got_model is not None and got_model != model:
         raise VectorMismatch(f"the embedder answered model {got_model!r}, the configuration "
@@ -92,6 +126,19 @@ def check_answer(answer: Any, model: str, dimension: int, count: int) -> list[li
     return out
 
 
+def _item_refusal(results: list) -> Refused | None:
+    """A Refused when some text came back with an `error` and no vector (the first one's code
+    and message: embedding-service 2.0.0 gives every text of a failed batch the same error)."""
+    for entry in results:
+        if isinstance(entry, dict) and entry.get("embedding") is None and entry.get("error"):
+            error = entry["error"]
+            if isinstance(error, dict):
+                return Refused(str(error.get("code") or EMBEDDING_REFUSED),
+                               str(error.get("message") or error))
+            return Refused(EMBEDDING_REFUSED, str(error))
+    return None
+
+
 def _translate(exc: BaseException) -> Exception:
     """Our vocabulary for an embed-client failure (refusals carry `.data["code"]`)."""
     for link in _chain(exc):
@@ -103,6 +150,11 @@ def _translate(exc: BaseException) -> Exception:
         if type(link).__name__ == "EmbedClientError" and isinstance(error, dict) and \
                 isinstance(error.get("data"), dict) and error["data"].get("code"):
             return Refused(error["data"]["code"], str(error.get("message") or link))
+        if type(link).__name__ == "EmbedClientError" and isinstance(error, dict) and \
+                isinstance(error.get("code"), int):
+            # A JSON-RPC error the service answered without a stable code (embedding-service
+            # 2.0.0 answers a wrong dimension so): still a refusal of this request.
+            return Refused(EMBEDDING_REFUSED, str(error.get("message") or link))
     return translate(exc)
 
 
@@ -155,6 +207,42 @@ class EmbedderLink:
             with attempt:
                 answer = await self._once(texts)
         return check_answer(answer, self.model, self.dimension, len(texts))
+
+    async def embed_each(self, texts: list[str]) -> list[list[float] | TextRefused]:
+        """Like `embed`, but a text the embedder will not embed comes back as TextRefused in
+        its place instead of failing the others.
+
+        A batch that is refused or fails (Unreachable is raised at once) is told apart by one
+        embedding of PROBE_TEXT: refused too, the service or the model is the problem and the
+        original failure is raised (VectorMismatch included); answered, the batch is halved
+        until each refused text stands alone. Cost: one call for a clean batch, about
+        2 log2(n) more for each refused text."""
+        try:
+            return list(await self.embed(texts))
+        except Unreachable:
+            raise
+        except (Refused, Failed) as exc:
+            first = exc
+        try:
+            await self.embed([PROBE_TEXT])
+        except (Refused, Failed):
+            raise first from None
+        return await self._isolate(texts, first)
+
+    async def _isolate(self, texts: list[str],
+                       failure: Exception) -> list[list[float] | TextRefused]:
+        if len(texts) == 1:
+            return [TextRefused.of(failure)]
+        out: list[list[float] | TextRefused] = []
+        middle = len(texts) // 2
+        for part in (texts[:middle], texts[middle:]):
+            try:
+                out.extend(await self.embed(part))
+            except Unreachable:
+                raise
+            except (Refused, Failed) as exc:
+                out.extend(await self._isolate(part, exc))
+        return out
 
 
 def port_open(config: Config, timeout: float = 0.5) -> bool:

@@ -6,7 +6,9 @@ the watcher call. The missing ones are found through the derived index (sync.vec
 call with nothing to do only stats the session directories and never contacts the embedder. A
 vector whose model or dimension differs from the configuration is never written; `.emb` of
 another model already in the store are reported (their message cannot get a second `.emb`: the
-name is taken and files are never replaced), never mixed into scores.
+name is taken and files are never replaced), never mixed into scores. A text the embedder will
+not embed (embedding-service refuses blank texts and texts without a letter or digit) is
+reported under `unembeddable` and never holds back the others of its batch.
 """
 
 from __future__ import annotations
@@ -43,19 +45,22 @@ def write_vector(store: Store, session_id: str, msg_name: str, message_id: str, 
 
 def backfill(store: Store, config: Config, *,
              progress: Callable[[int, int], None] | None = None, batch: int = 64,
-             policy: RetryPolicy = BATCH) -> dict[str, Any]:
+             policy: RetryPolicy = BATCH, skip: set[str] | None = None) -> dict[str, Any]:
     """Fill every missing `.emb` (pending and imported messages; quarantined ones are left).
 
     Returns {"written": int, "remaining": int, "missing": int (before this call),
     "mismatched": [{"file"?, "message_id", "model", "dimension", "reason"}...],
-    "unreadable": [{"file", "reason"}...], "model": str, "dimension": int, "seconds": float}.
-    `progress(written, missing)` is called after each batch.
+    "unreadable": [{"file", "reason"}...], "unembeddable": [{"file", "message_id", "code",
+    "reason"}...], "model": str, "dimension": int, "seconds": float}.
+    `progress(written, missing)` is called after each batch. Message ids in `skip` (texts the
+    embedder already refused, remembered by a long-lived caller) are not sent again; they count
+    as remaining.
 
     Raises sync.failures.Unreachable when the embedder is not configured or cannot be reached
     (and Refused when it refuses the configured model or dimension); either carries `.report`,
     the same dict for what was done before the failure.
     """
-    from sync.embedder_link import EmbedderLink, VectorMismatch
+    from sync.embedder_link import EmbedderLink, TextRefused, VectorMismatch
     from sync.local_search import load_stored
     from sync.vector_index import EMB_NONE, open_index
 
@@ -67,8 +72,9 @@ def backfill(store: Store, config: Config, *,
     positions = [int(p) for p in (index.live & (rows["emb"] == EMB_NONE)).nonzero()[0]]
     report: dict[str, Any] = {"written": 0, "remaining": len(positions),
                               "missing": len(positions), "mismatched": index.mismatched,
-                              "unreadable": index.unreadable, "model": model,
-                              "dimension": dimension, "seconds": 0.0}
+                              "unreadable": index.unreadable, "unembeddable": [],
+                              "model": model, "dimension": dimension, "seconds": 0.0}
+    skip = skip or set()
 
     def done() -> dict[str, Any]:
         report["seconds"] = round(time.perf_counter() - started, 3)
@@ -95,18 +101,23 @@ def backfill(store: Store, config: Config, *,
                 for p in positions[start:start + batch]:
                     session_id, msg_name = index.file_name(p)
                     stored = load_stored(store, session_id, msg_name)
-                    if stored is not None:
+                    if stored is not None and stored.record.message_id not in skip:
                         part.append((session_id, msg_name, stored.record))
                 if not part:
                     continue
                 try:
-                    vectors = await link.embed([r.text for _s, _n, r in part])
+                    vectors = await link.embed_each([r.text for _s, _n, r in part])
                 except VectorMismatch as exc:
                     report["mismatched"].append({
                         "message_id": part[0][2].message_id, "model": exc.model,
                         "dimension": exc.dimension, "reason": f"not written: {exc}"})
                     return  # every later batch would get the same answer
                 for (session_id, msg_name, record), vector in zip(part, vectors):
+                    if isinstance(vector, TextRefused):
+                        report["unembeddable"].append({
+                            "file": f"{session_id}/{msg_name}", "message_id": record.message_id,
+                            "code": vector.code, "reason": vector.reason})
+                        continue
                     if write_vector(store, session_id, msg_name, record.message_id, model,
                                     dimension, vector):
                         report["written"] += 1

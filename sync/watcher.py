@@ -115,6 +115,7 @@ class Watcher:
         self._backfill_task: asyncio.Future | None = None
         self._embed_failures = 0
         self._embed_retry_at = 0.0
+        self._unembeddable: set[str] = set()  # texts the embedder refused: not sent again
         self._last_backfill = float("-inf")
         # what is published
         self.status = "starting"
@@ -552,9 +553,7 @@ class Watcher:
         if not force and not (self._new_messages
                               and now - self._last_backfill >= opts.backfill_interval):
             return
-        backfill = _backfill_function()
-        if backfill is None:
-            return
+        from sync.vectors import backfill
         self._new_messages = False
         self._last_backfill = now
         self._backfill_task = asyncio.ensure_future(
@@ -565,7 +564,8 @@ class Watcher:
         def progress(*_args: Any, **_kwargs: Any) -> None:
             if self.stop_reason is not None:
                 raise _StopNow()
-        return backfill(self.store, self.config, progress=progress)
+        return backfill(self.store, self.config, progress=progress,
+                        skip=set(self._unembeddable))
 
     def _backfill_done(self, task: asyncio.Future) -> None:
         opts = self.options
@@ -591,10 +591,11 @@ class Watcher:
         self._embed_failures = 0
         self.embed_error = None
         result = dict(result) if isinstance(result, dict) else {"result": result}
+        self._unembeddable.update(item["message_id"] for item in result.get("unembeddable") or ())
         written = int(result.get("written", 0) or 0)
         self.totals["vectors_written"] += written
         self.last_backfill = {"at": watcher_state.iso(), **result}
-        if written or result.get("mismatched"):
+        if written or result.get("mismatched") or result.get("unembeddable"):
             self.log.info("backfill", **result)
 
     # ============================================================================= publish ===
@@ -650,15 +651,6 @@ def _append_answer(entry: Any, known: dict[str, Any] | None = None) -> dict[str,
     elif isinstance(entry.get("text"), str):
         answer.update(excerpts(entry["text"]))
     return answer
-
-
-def _backfill_function():
-    """`sync.vectors.backfill` (issue 5), or None while that module is not there."""
-    try:
-        from sync.vectors import backfill
-    except ImportError:
-        return None
-    return backfill
 
 
 def install_log_bridge(log) -> None:

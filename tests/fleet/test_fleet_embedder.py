@@ -28,13 +28,12 @@ def test_default_model_and_models(fleet):
 
 
 def test_embed_wait_true_gives_normalised_vectors_of_the_asked_dimension(fleet):
-    answer = run(_embed(fleet, ["Cats purr softly", "", "dogs bark"], model="hash-64",
+    answer = run(_embed(fleet, ["Cats purr softly", "dogs bark"], model="hash-64",
                         dimension=64))
     assert answer["model"] == "hash-64" and answer["dimension"] == 64
     vectors = np.array([r["embedding"] for r in answer["results"]])
-    assert vectors.shape == (3, 64)
+    assert vectors.shape == (2, 64) and answer["embeddings"] == vectors.tolist()
     assert np.isclose(np.linalg.norm(vectors[0]), 1.0)
-    assert not vectors[1].any()  # no words: the zero vector
     assert answer["results"][0]["tokens"] == ["cats", "purr", "softly"]
 
 
@@ -61,18 +60,55 @@ def test_wait_false_route_answers_the_same_vectors(fleet):
     assert np.allclose(answer["results"][0]["embedding"], hashing.embed(["same words"], 1024)[0])
 
 
-@pytest.mark.parametrize("kwargs, code", [
-    ({"model": "no-such-model"}, "UNKNOWN_MODEL"),
-    ({"model": "hash-0"}, "UNKNOWN_MODEL"),
-    ({"model": "hash-64", "dimension": 65}, "UNSUPPORTED_DIMENSION"),
-    ({"dimension": 384}, "UNSUPPORTED_DIMENSION"),
-    ({"provider": "openai"}, "UNKNOWN_PROVIDER"),
+@pytest.mark.parametrize("kwargs", [{"model": "no-such-model"}, {"model": "hash-0"},
+                                    {"model": "no-such-model", "dimension": 1024}])
+def test_an_unknown_model_is_answered_as_embedding_service_does(fleet, kwargs):
+    # embedding-service 2.0.0: success, every vector null with the same per-text error, and
+    # the top level naming the model it has loaded
+    answer = run(_embed(fleet, ["x", "y"], **kwargs))
+    assert answer["model"] == "hash-1024" and answer["dimension"] == 1024
+    assert answer["embeddings"] == [None, None]
+    for result in answer["results"]:
+        assert result["embedding"] is None
+        assert result["error"] == {"code": "encode_error",
+                                   "message": f"Model {kwargs['model']} is not supported"}
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"model": "hash-64", "dimension": 65}, "Requested dimension 65 does not match model "
+                                            "dimension 64"),
+    ({"dimension": 384}, "Requested dimension 384 does not match model dimension 1024"),
+    ({"model": "no-such-model", "dimension": 384}, "Requested dimension 384 does not match "
+                                                   "model dimension 1024"),
 ])
-def test_unknown_model_or_dimension_is_refused_in_the_clients_shape(fleet, kwargs, code):
+def test_a_wrong_dimension_is_a_bare_internal_error(fleet, kwargs, message):
     with pytest.raises(EmbedClientError) as caught:
         run(_embed(fleet, ["x"], **kwargs))
-    assert caught.value.data["code"] == code
+    assert caught.value.code == -32603 and message in str(caught.value)
+    assert "code" not in (caught.value.data or {})
+
+
+def test_another_provider_is_refused_with_a_code(fleet):
+    with pytest.raises(EmbedClientError) as caught:
+        run(_embed(fleet, ["x"], provider="openai"))
+    assert caught.value.data["code"] == "UNKNOWN_PROVIDER" and caught.value.code == -32602
+
+
+def test_texts_are_checked_as_embedding_service_checks_them(fleet):
+    with pytest.raises(EmbedClientError) as caught:  # fail_fast: a blank text refuses the call
+        run(_embed(fleet, ["fine", "  \n"]))
     assert caught.value.code == -32602
+    assert "Text at index 1 cannot be empty or whitespace" in str(caught.value)
+    # fail_fast: a text without a letter or digit fails the whole batch, in the answer
+    answer = run(_embed(fleet, ["fine", "???", "also fine"]))
+    assert [r["embedding"] for r in answer["results"]] == [None, None, None]
+    assert {r["error"]["code"] for r in answer["results"]} == {"encode_error"}
+    assert "index 1 contains only special characters" in answer["results"][0]["error"]["message"]
+    # continue: only the bad texts carry an error
+    answer = run(_embed(fleet, ["fine", "\U0001F44D", "  ", "Zahl 7"], error_policy="continue"))
+    codes = [(r["error"] or {}).get("code") for r in answer["results"]]
+    assert codes == [None, "only_special_chars", "only_special_chars", None]
+    assert np.allclose(answer["results"][3]["embedding"], hashing.embed(["Zahl 7"], 1024)[0])
 
 
 def test_minilm_is_available_or_refused_with_a_clear_message(fleet):

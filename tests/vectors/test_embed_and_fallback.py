@@ -58,7 +58,9 @@ def test_a_vector_of_another_model_is_never_written_nor_scored(synced_project, t
     assert len(emb_files(p, sid)) == 3
     refused = q.cli("embed")
     assert refused.rc == 7 and refused.out["error"]["details"]["refusal"] == \
-        "UNSUPPORTED_DIMENSION", refused.stdout
+        "EMBEDDING_REFUSED", refused.stdout
+    assert "Requested dimension 512 does not match model dimension 1024" in \
+        refused.out["error"]["message"]
     # another model configured: the existing hash-1024 vectors are reported, not mixed in
     doc["embedding_model"] = {"model": "hash-512", "dimension": 512}
     other = tmp_path / "other-model.json"
@@ -77,6 +79,44 @@ def test_a_vector_of_another_model_is_never_written_nor_scored(synced_project, t
     assert ids_of(ws.data["closest"]) == more  # only the hash-512 vector is scored
     kinds = {w["kind"] for w in ws.data["warnings"]}
     assert kinds == {"vector_mismatch"} and len(ws.data["warnings"]) == 3
+
+
+def test_an_unknown_model_is_refused_with_its_real_cause(synced_project, tmp_path,
+                                                         unique_session_id, fleet):
+    p, sid = synced_project, unique_session_id
+    doc = json.loads(open(fleet.config_path).read())
+    doc["embedding_model"] = {"model": "no-such-model", "dimension": 1024}
+    unknown = tmp_path / "unknown-model.json"
+    unknown.write_text(json.dumps(doc))
+    q = with_config(p, unknown)
+    write_texts(q, sid, ["a cat"], embed=True)
+    assert emb_files(p, sid) == []
+    refused = q.cli("embed")
+    assert refused.rc == 7 and refused.code == "EMBEDDING_UNAVAILABLE", refused.stdout
+    assert refused.out["error"]["details"]["refusal"] == "encode_error"
+    assert "Model no-such-model is not supported" in refused.out["error"]["message"]
+    probe = q.cli("status", "--probe").data["probe"]["embedder"]
+    assert probe["answers"] is True and probe["refused"] == "encode_error", probe
+    assert "Model no-such-model is not supported" in probe["error"]
+
+
+def test_texts_the_embedder_refuses_never_hold_back_the_others(synced_project,
+                                                                unique_session_id):
+    p, sid = synced_project, unique_session_id
+    texts = ["a cat", "???", "the dog", "  ", "\U0001F44D", "birds sing", "...", "fish swim"]
+    assert p.cli("--store", "file", *open_args(sid)).rc == 0
+    ids = write_texts(p, sid, texts)
+    first = p.cli("embed", "--batch", "8")
+    assert first.rc == 0, first.stdout
+    refused = {u["message_id"]: u for u in first.data["unembeddable"]}
+    assert set(refused) == {ids[i] for i in (1, 3, 4, 6)}
+    assert first.data["written"] == 4 and first.data["remaining"] == 4
+    assert {read_emb(p, sid, n)["message_id"] for n in emb_files(p, sid)} == \
+        {ids[i] for i in (0, 2, 5, 7)}
+    assert all("special characters" in u["reason"] or "whitespace" in u["reason"]
+               for u in refused.values()), refused
+    sync = p.cli("sync")  # the logger takes them all, with or without a vector
+    assert sync.rc == 0 and sync.data["totals"]["imported"] == len(texts), sync.stdout
 
 
 def test_answer_check_refuses_another_model_or_dimension():

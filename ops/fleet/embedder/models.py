@@ -1,10 +1,14 @@
 """Which models the reference embedder offers and how a request resolves to one.
 
-Resolution follows what embed-client documents for the real service: provider omitted or
-"local"; model omitted -> the default model; dimension omitted -> the model's own; a named
-model the service does not offer is UNKNOWN_MODEL, a dimension the model cannot give is
-UNSUPPORTED_DIMENSION, another provider is UNKNOWN_PROVIDER (each a -32602 error whose data
-carries `code` and `kind`, which embed-client hands back as EmbedClientError.data).
+Model omitted -> the default model; dimension omitted -> the model's own. Refusals answer the
+way `embedding-service` 2.0.0 (the real service on PyPI) does, since agent-memory can tell the
+difference: a dimension the model cannot give is a -32603 error "Requested dimension N does not
+match model dimension M" without a stable code (ModelRefusal with `code` None); a model the
+service does not offer is not an error at all but a per-text error in a successful answer
+(UnknownModel; the caller builds that answer). A dimension that is not the default model's
+is checked first, against the default model, as the real service does. A provider other than
+"local" is UNKNOWN_PROVIDER with a code, as embed-client documents it (agent-memory never sends
+a provider; the real 2.0.0 refuses the parameter itself).
 """
 
 from __future__ import annotations
@@ -13,20 +17,36 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ops.fleet.embedder import hashing, minilm
-from outbox.contract import UNKNOWN_MODEL, UNSUPPORTED_DIMENSION
+from outbox.contract import UNKNOWN_MODEL
 
 PROVIDER = "local"
 UNKNOWN_PROVIDER = "UNKNOWN_PROVIDER"
 INVALID_PARAMS_CODE = -32602
 
 
-class ModelRefusal(Exception):
-    """A request the embedder refuses, with its stable code."""
+INTERNAL_ERROR_CODE = -32603
 
-    def __init__(self, code: str, message: str) -> None:
+
+class ModelRefusal(Exception):
+    """A request the embedder refuses, with its stable code (None: a bare -32603 error)."""
+
+    def __init__(self, code: str | None, message: str) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+
+
+class UnknownModel(Exception):
+    """A model the service does not offer: answered as a per-text error, not a refusal."""
+
+    def __init__(self, name: object) -> None:
+        super().__init__(f"Model {name} is not supported")
+        self.message = str(self)
+
+
+def dimension_refusal(requested: object, dimension: int) -> ModelRefusal:
+    return ModelRefusal(None, f"Embedding generation failed: Requested dimension {requested} "
+                              f"does not match model dimension {dimension}")
 
 
 @dataclass(frozen=True)
@@ -71,7 +91,7 @@ def check_default(name: str) -> None:
 
 
 def resolve(default: str, model: str | None, dimension: object, provider: object) -> Model:
-    """The model a request names, or ModelRefusal."""
+    """The model a request names; ModelRefusal, or UnknownModel for a name not offered."""
     if provider not in (None, PROVIDER):
         raise ModelRefusal(UNKNOWN_PROVIDER, f"Unknown provider: {provider}")
     name = default if model is None else model
@@ -80,12 +100,13 @@ def resolve(default: str, model: str | None, dimension: object, provider: object
     else:
         dim = hashing.parse_name(name) if isinstance(name, str) else None
         if dim is None or not 1 <= dim <= hashing.MAX_DIMENSION:
-            raise ModelRefusal(UNKNOWN_MODEL, f"Unknown model: {name}")
+            default_dim = default_dimension(default)
+            if dimension is not None and dimension != default_dim:
+                raise dimension_refusal(dimension, default_dim)
+            raise UnknownModel(name)
         found = Model(name, dim, "hash", lambda texts, d=dim: hashing.embed(texts, d))
     if dimension is not None and (isinstance(dimension, bool) or dimension != found.dimension):
-        raise ModelRefusal(UNSUPPORTED_DIMENSION,
-                           f"Unsupported dimension: {dimension} (model {found.name} gives "
-                           f"{found.dimension})")
+        raise dimension_refusal(dimension, found.dimension)
     return found
 
 

@@ -92,7 +92,8 @@ async def _health(params: dict[str, Any]) -> dict[str, Any]:
     validate.unknown(params, ())
     conn = store.connect()
     counts = conn.execute("SELECT (SELECT COUNT(*) FROM sessions), (SELECT COUNT(*) FROM "
-                          "messages), (SELECT COUNT(*) FROM messages WHERE vector IS NULL)"
+                          "messages), (SELECT COUNT(*) FROM messages WHERE vector IS NULL AND "
+                          "vector_model IS NULL)"
                           ).fetchone()
     embedder = "unknown"
     if VECTORS is not None:

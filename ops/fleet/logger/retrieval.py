@@ -29,7 +29,10 @@ SEARCH_PARAMS = ("query_text", "scope", "scope_target", "filters", "mode", "page
 
 async def _embed_one(vectors: Vectorizer, text: str) -> np.ndarray:
     try:
-        return (await vectors.embed([text]))[0]
+        [vector] = await vectors.embed([text])
+        if vector is None:
+            raise EmbeddingUnavailable(f"the embedder will not embed the text {text[:80]!r}")
+        return vector
     except EmbeddingUnavailable as exc:
         raise Refusal(c.EMBEDDING_UNAVAILABLE, f"the embedding service is unavailable: {exc}",
                       violation="value") from None

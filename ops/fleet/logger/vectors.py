@@ -4,7 +4,10 @@ The logger holds one vector per message, made with the fleet's configured model.
 it after it is stored: a background task of the server process embeds pending messages in
 batches, and search / working_set first fill what is still pending in their scope, so results
 do not depend on timing. While the embedder is unreachable (or the `hold_vectors` switch is on)
-messages stay "pending" and are simply absent from similarity results.
+messages stay "pending" and are simply absent from similarity results. A text the embedder will
+not embed (asked with error_policy "continue", it answers that text with an error and no
+vector: blank, or without a letter or digit) is marked `vector_model = 'unembeddable'` and never
+asked for again, so it neither blocks the others nor gets a vector.
 """
 
 from __future__ import annotations
@@ -25,7 +28,10 @@ BATCH = 256
 # Pending work, oldest first: served by the partial indexes messages_pending (where="1=1") and
 # messages_pending_session (where="session_id=?"), so its cost is O(pending), not O(messages).
 PENDING_QUERY = ("SELECT message_id, text, content_key FROM messages WHERE vector IS NULL AND "
-                 "({where}) ORDER BY received_at LIMIT ?")
+                 "vector_model IS NULL AND ({where}) ORDER BY received_at LIMIT ?")
+UNEMBEDDABLE = "unembeddable"
+# Per-text error codes of embedding-service's "continue" policy that blame the text itself.
+TEXT_ERRORS = frozenset({"only_special_chars", "too_short", "too_long", "invalid_characters"})
 
 
 class EmbeddingUnavailable(Exception):
@@ -70,25 +76,32 @@ class Vectorizer:
             except Exception:  # noqa: BLE001 - a broken client is discarded either way
                 pass
 
-    async def embed(self, texts: list[str]) -> np.ndarray:
-        """One float32 row per text, or EmbeddingUnavailable."""
-        out = []
+    async def embed(self, texts: list[str]) -> list[np.ndarray | None]:
+        """One float32 row per text (None for a text the embedder refused), or
+        EmbeddingUnavailable."""
+        out: list[np.ndarray | None] = []
         for start in range(0, len(texts), BATCH):
             part = texts[start:start + BATCH]
             try:
                 client = await self._get_client()
                 answer = await client.embed(part, model=self.model, dimension=self.dimension,
-                                            wait=True, wait_timeout=10)
-                rows = [r["embedding"] for r in answer["results"]]
+                                            error_policy="continue", wait=True, wait_timeout=10)
+                results = answer["results"]
+                if len(results) != len(part):
+                    raise EmbeddingUnavailable(f"{len(results)} results for {len(part)} texts")
+                for result in results:
+                    code = (result.get("error") or {}).get("code")
+                    if result["embedding"] is None and code not in TEXT_ERRORS:
+                        raise EmbeddingUnavailable(f"embedder gave no vector: {result['error']}")
+                rows = [r["embedding"] for r in results]
             except EmbeddingUnavailable:
                 raise
             except Exception as exc:  # noqa: BLE001 - EmbedError, adapter ClientError, timeout...
                 await self._drop_client()
                 raise EmbeddingUnavailable(f"embedder failed: {type(exc).__name__}: {exc}") from exc
-            out.append(np.asarray(rows, dtype=np.float32).reshape(len(part), self.dimension))
-        if not out:
-            return np.zeros((0, self.dimension), dtype=np.float32)
-        return np.concatenate(out)
+            out.extend(None if row is None else np.asarray(row, dtype=np.float32)
+                       .reshape(self.dimension) for row in rows)
+        return out
 
     async def fill(self, conn: sqlite3.Connection, where: str = "1=1", args: tuple = (),
                    limit: int = 5000) -> bool:
@@ -110,7 +123,9 @@ class Vectorizer:
         try:
             conn.executemany("UPDATE messages SET vector=?, vector_model=? WHERE message_id=? AND "
                              "content_key=? AND vector IS NULL",
-                             [(v.tobytes(), self.model, r[0], r[2]) for r, v in zip(rows, vectors)])
+                             [(None if v is None else v.tobytes(),
+                               UNEMBEDDABLE if v is None else self.model, r[0], r[2])
+                              for r, v in zip(rows, vectors)])
         except BaseException:
             conn.execute("ROLLBACK")
             raise
