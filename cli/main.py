@@ -1,4 +1,4 @@
-"""Entry point: parse, dispatch, print exactly one JSON object, exit with the seed's code."""
+"""Entry point: parse, dispatch, print exactly one JSON object, exit with the documented code."""
 
 from __future__ import annotations
 

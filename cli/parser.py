@@ -1,4 +1,4 @@
-"""The command line (seed 000's contract): names and options agents and scripts depend on."""
+"""The command line (the CLI contract): names and options agents and scripts depend on."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Our decisions where the AI Logger's documented contract is silent.
 
 `ailogger-client` 0.1.30 documents the logger's commands but leaves field names, stable codes,
-defaults and several rules open (shared/LOGGER_CONTRACT.md section 8). Both the reference logger in
+defaults and several rules open. Both the reference logger in
 `ops/fleet/` and agent-memory's offline reads answer the same way, so every such point is decided
 here, once. THIS IS OUR DECISION, NOT THE SERVICE'S DOCUMENTED CONTRACT: against the real logger,
 agent-memory passes through whatever the service answers.

@@ -3,7 +3,7 @@
 With mcp-proxy-adapter 8.11.3 the client does NOT raise ServiceUnreachableError: a refused
 connection, a timeout or a DNS failure reaches us as a bare AiLoggerClientError whose
 `__cause__` is the adapter's ClientError with a `category`. So "unreachable" is decided by
-walking the cause chain (shared/FLEET_CLIENTS.md). No fleet import here: classes are recognised
+walking the cause chain. No fleet import here: classes are recognised
 by their attributes, so this module costs nothing to import.
 """
 

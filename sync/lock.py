@@ -1,7 +1,7 @@
 """One syncer per store: an flock on `.agent-memory/.sync.lock`.
 
 The kernel drops an flock when its holder dies, even by kill -9, so a stale lock cannot block
-the store; the pid written into the file only says who holds it now (seed 001's liveness lock).
+the store; the pid written into the file only says who holds it now (a liveness lock).
 """
 
 from __future__ import annotations

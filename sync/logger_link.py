@@ -21,7 +21,7 @@ from sync.failures import Failed, Unreachable, translate
 class RetryPolicy:
     """How hard to try before calling the logger unreachable.
 
-    The seed's rule is "a transport failure twice in a row": two attempts for interactive
+    The rule is "a transport failure twice in a row": two attempts for interactive
     commands. The sync engine may try longer.
     """
 

@@ -82,7 +82,7 @@ def run(store: Store, config: Config, *, session_id: str | None = None,
 def forward_session(store: Store, config: Config, session_id: str, lock_wait: float,
                     answer_for: str | None = None) -> SessionReport:
     """The inline forward of an interactive command: this session's pending files, in order,
-    with the seed's "twice in a row" rule for unreachable."""
+    with the "transport failure twice in a row" rule for unreachable."""
     reports, _warnings = run(store, config, session_id=session_id, policy=INTERACTIVE,
                              lock_wait=lock_wait, answer_for=answer_for)
     return reports[0]

@@ -3,7 +3,7 @@
 A small JSON file (`.agent-memory/.sync-state.json`) rewritten atomically (temporary, fsync,
 rename, fsync the directory) and written only by the holder of the sync lock. It is derived
 bookkeeping, not the source of truth: deleting it only resets the refusal counts. An unreadable
-state file is never silently taken as empty (seed 003): it is set aside under a new name and
+state file is never silently taken as empty: it is set aside under a new name and
 the run reports it.
 """
 

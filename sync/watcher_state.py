@@ -58,7 +58,7 @@ def write(store_path: str, state: dict[str, Any]) -> None:
 
 def read(store_path: str) -> dict[str, Any] | None:
     """The published state; None when there is none. An unreadable document is reported as
-    `{"unreadable": reason}`, never taken as absent (seed 003)."""
+    `{"unreadable": reason}`, never taken as absent."""
     try:
         fd = os.open(os.path.join(store_path, STATE_NAME),
                      os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)

@@ -24,6 +24,9 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument("--embed-port", type=int, default=0, help="default: a free port")
     up.add_argument("--embed-model", default=launcher.DEFAULT_MODEL,
                     help="hash-<dimension> (default hash-1024) or all-MiniLM-L6-v2")
+    up.add_argument("--real-embedder", action="store_true",
+                    help="run embedding-service 2.0.0 (all-MiniLM-L6-v2) as the embedder "
+                         "instead of the stand-in (needs `make install-real-embedder`)")
     up.add_argument("--timeout", type=float, default=60.0)
     faults = up.add_argument_group("fault switches (also settable at run time: "
                                    "ops.fleet.control)")
@@ -54,7 +57,8 @@ def main(argv: list[str] | None = None) -> int:
                                   "drop": args.drop, "hold_vectors": args.hold_vectors},
                        "embedder": {"delay": args.embed_delay, "drop": args.embed_drop}}
             result, code = launcher.start(args.data, args.logger_port, args.embed_port,
-                                          args.embed_model, initial, args.timeout), 0
+                                          args.embed_model, initial, args.timeout,
+                                          real_embedder=args.real_embedder), 0
         elif args.command == "down":
             result, code = launcher.stop(args.data, args.grace), 0
         else:

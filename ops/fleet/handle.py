@@ -19,8 +19,11 @@ class Fleet:
     def __init__(self, data: Path, embed_model: str = launcher.DEFAULT_MODEL,
                  logger_port: int = 0, embedder_port: int = 0,
                  faults: dict[str, dict[str, Any]] | None = None,
-                 owner_pid: int | None = None) -> None:
+                 owner_pid: int | None = None, real_embedder: bool = False) -> None:
         self.owner_pid = owner_pid
+        self.real_embedder = real_embedder
+        if real_embedder:
+            embed_model = "all-MiniLM-L6-v2"
         self.data_dir = Path(data).resolve()
         self.embedding_model = embed_model
         self.dimension = launcher.model_dimension(embed_model)
@@ -36,7 +39,7 @@ class Fleet:
     def start(self, timeout: float = 60.0) -> "Fleet":
         started = launcher.start(self.data_dir, self.logger_port, self.embedder_port,
                                  self.embedding_model, self.initial_faults, timeout,
-                                 self.owner_pid)
+                                 self.owner_pid, self.real_embedder)
         self.logger_port = started["logger"]["port"]
         self.logger_pid = started["logger"]["pid"]
         self.embedder_port = started["embedder"]["port"]

@@ -62,11 +62,13 @@ def _tail(path: Path, lines: int = 15) -> str:
         return ""
 
 
-def _spawn(data: Path, service: str, args: list[str], env: dict[str, str]) -> subprocess.Popen:
+def _spawn(data: Path, service: str, args: list[str], env: dict[str, str],
+           module: str | None = None) -> subprocess.Popen:
     log = open(layout.log_path(data, service), "ab")
     try:
         return subprocess.Popen(
-            [sys.executable, "-m", f"ops.fleet.{service}.main", "--data", str(data), *args],
+            [sys.executable, "-m", module or f"ops.fleet.{service}.main", "--data", str(data),
+             *args],
             stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
             cwd=str(data), start_new_session=True, close_fds=True)
     finally:
@@ -75,12 +77,23 @@ def _spawn(data: Path, service: str, args: list[str], env: dict[str, str]) -> su
 
 def start(data: Path, logger_port: int = 0, embed_port: int = 0,
           embed_model: str = DEFAULT_MODEL, initial_faults: dict | None = None,
-          timeout: float = 60.0, owner_pid: int | None = None) -> dict[str, Any]:
+          timeout: float = 60.0, owner_pid: int | None = None,
+          real_embedder: bool = False) -> dict[str, Any]:
     """Start both services; return {"logger": {port, pid}, "embedder": {port, pid}, "config"}.
 
     With `owner_pid`, the services stop by themselves once that process is gone (a test run
-    killed before its teardown must not leave a fleet behind)."""
+    killed before its teardown must not leave a fleet behind). With `real_embedder`, the
+    embedder is embedding-service 2.0.0 (ops.fleet.real_embedder) serving all-MiniLM-L6-v2; its
+    fault switches do nothing."""
     data = Path(data).resolve()
+    if real_embedder:
+        from ops.fleet import real_embedder as real
+        reason = real.unavailable_reason()
+        if reason:
+            raise FleetError(reason)
+        if embed_model not in (DEFAULT_MODEL, real.MODEL):
+            raise FleetError(f"the real embedder serves {real.MODEL} only, not {embed_model}")
+        embed_model = real.MODEL
     data.mkdir(parents=True, exist_ok=True, mode=0o700)
     dimension = model_dimension(embed_model)
     previous = read_state(data)
@@ -99,8 +112,9 @@ def start(data: Path, logger_port: int = 0, embed_port: int = 0,
     if owner_pid is not None:
         env[layout.OWNER_ENV] = str(owner_pid)
     children = {
-        "embedder": _spawn(data, "embedder", ["--port", str(embed_port), "--model", embed_model],
-                           env),
+        "embedder": _spawn(data, "embedder", ["--port", str(embed_port)], env,
+                           "ops.fleet.real_embedder") if real_embedder else
+        _spawn(data, "embedder", ["--port", str(embed_port), "--model", embed_model], env),
         "logger": _spawn(data, "logger", ["--port", str(logger_port), "--embed-model",
                                           embed_model], env),
     }
@@ -113,11 +127,12 @@ def start(data: Path, logger_port: int = 0, embed_port: int = 0,
     config = configdoc.write(layout.config_path(data), configdoc.document(
         ready["logger"]["port"], ready["embedder"]["port"], embed_model, dimension))
     state = {**ready, "config": str(config), "embedding_model": embed_model,
-             "dimension": dimension, "data": str(data)}
+             "dimension": dimension, "data": str(data), "real_embedder": real_embedder}
     tmp = layout.state_path(data).with_suffix(".tmp")
     tmp.write_text(json.dumps(state, indent=2))
     os.replace(tmp, layout.state_path(data))
-    return {"logger": ready["logger"], "embedder": ready["embedder"], "config": str(config)}
+    return {"logger": ready["logger"], "embedder": ready["embedder"], "config": str(config),
+            "embedding_model": embed_model}
 
 
 def _wait_ready(data: Path, children: dict[str, subprocess.Popen],
