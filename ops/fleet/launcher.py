@@ -131,8 +131,7 @@ def start(data: Path, logger_port: int = 0, embed_port: int = 0,
     tmp = layout.state_path(data).with_suffix(".tmp")
     tmp.write_text(json.dumps(state, indent=2))
     os.replace(tmp, layout.state_path(data))
-    return {"logger": ready["logger"], "embedder": ready["embedder"], "config": str(config),
-            "embedding_model": embed_model}
+    return {"logger": ready["logger"], "embedder": ready["embedder"], "config": str(config)}
 
 
 def _wait_ready(data: Path, children: dict[str, subprocess.Popen],
