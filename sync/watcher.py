@@ -108,6 +108,7 @@ class Watcher:
         # logger link and backoff
         self._link = None
         self._failures = 0
+        self._back_announced = False  # "logger_back" logged since the last failure
         self._retry_at: float | None = None
         self._next_probe = 0.0
         self._next_rescan = 0.0
@@ -241,6 +242,7 @@ class Watcher:
                 if now >= self._next_probe:
                     if await self._probe():
                         self.log.info("logger_back", after_failures=self._failures)
+                        self._back_announced = True
                         self._retry_at = now  # drain at once
                         continue
                     self._next_probe = time.monotonic() + opts.probe_interval
@@ -378,6 +380,9 @@ class Watcher:
         if error is not None:
             await self._failed(error)
         else:
+            if self._failures and not self._back_announced:
+                # the backoff ran out before a probe saw the logger answer: the round did
+                self.log.info("logger_back", after_failures=self._failures)
             if self._failures:
                 self.log.info("logger_drained", after_failures=self._failures)
             self._failures = 0
@@ -433,6 +438,7 @@ class Watcher:
     async def _failed(self, exc: BaseException) -> None:
         opts = self.options
         self._failures += 1
+        self._back_announced = False
         self.totals["errors"] += 1
         base = min(opts.backoff_max,
                    opts.backoff_initial * opts.backoff_factor ** (self._failures - 1))
