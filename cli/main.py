@@ -39,7 +39,29 @@ def _dispatch(ctx, args) -> tuple[object, str]:
     if command == "store":
         from cli import store_cmd
         return store_cmd.run(ctx, args)
+    if command == "agent":
+        from cli import agent_cmd
+        return agent_cmd.run(ctx, args)
     raise UsageError(f"unknown command {command!r}")
+
+
+def execute(ctx, args) -> tuple[int, dict]:
+    """Run one parsed command: (exit code, the envelope to print). The agent runs served
+    commands through here too, so both paths answer the same bytes."""
+    try:
+        data, store = _dispatch(ctx, args)
+        return 0, output.success_envelope(data, store)
+    except CliError as exc:
+        return exc.exit_code, output.failure_envelope(exc)
+    except UnsafePathError as exc:
+        error = StoreUnavailableError(f"refused: {exc.strerror}", code="STORE_UNSAFE_PATH")
+        return error.exit_code, output.failure_envelope(error)
+    except Exception as exc:  # unexpected: still one JSON object, and the trace on stderr
+        import traceback
+        traceback.print_exc(file=sys.stderr)
+        error = CliError(f"unexpected failure: {type(exc).__name__}: {exc}",
+                         code="INTERNAL_ERROR")
+        return 1, output.failure_envelope(error)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -57,30 +79,27 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command is None:
             raise UsageError("no command given: run `agent-memory --help` for the list")
-        if args.command in ("session", "config", "store") and args.action is None:
+        if args.command in ("session", "config", "store", "agent") and args.action is None:
             raise UsageError(f"`{args.command}` needs an action: run "
                              f"`agent-memory {args.command} --help`")
         from cli.context import Context
+        from cli import agent_client
         ctx = Context(args)
-        data, store = _dispatch(ctx, args)
-        output.success(data, store)
-        return 0
+        served = agent_client.serve(ctx, args, argv)
+        if served is not None:
+            rc, line = served
+            output.emit(line)
+            return rc
+        rc, envelope = execute(ctx, args)
+        output.emit(output.render(envelope))
+        agent_client.after_command(ctx)
+        return rc
     except CliError as exc:
         output.failure(exc)
         return exc.exit_code
-    except UnsafePathError as exc:
-        error = StoreUnavailableError(f"refused: {exc.strerror}", code="STORE_UNSAFE_PATH")
-        output.failure(error)
-        return error.exit_code
     except KeyboardInterrupt:
         output.failure(CliError("interrupted", code="INTERRUPTED"))
         return 130
-    except Exception as exc:  # unexpected: still one JSON object, and the trace on stderr
-        import traceback
-        traceback.print_exc(file=sys.stderr)
-        output.failure(CliError(f"unexpected failure: {type(exc).__name__}: {exc}",
-                                code="INTERNAL_ERROR"))
-        return 1
     finally:
         if ctx is not None:
             ctx.close()

@@ -9,17 +9,30 @@ from typing import Any
 from cli.errors import CliError
 
 
-def _write(obj: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n")
+def render(envelope: dict[str, Any]) -> str:
+    """The exact line printed (the agent sends this line, so both paths print the same bytes)."""
+    return json.dumps(envelope, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def emit(line: str) -> None:
+    sys.stdout.write(line)
     sys.stdout.flush()
 
 
-def success(data: Any, store: str) -> None:
-    _write({"success": True, "store": store, "data": data})
+def success_envelope(data: Any, store: str) -> dict[str, Any]:
+    return {"success": True, "store": store, "data": data}
 
 
-def failure(error: CliError) -> None:
+def failure_envelope(error: CliError) -> dict[str, Any]:
     body: dict[str, Any] = {"code": error.code, "message": error.message}
     if error.details:
         body["details"] = error.details
-    _write({"success": False, "error": body})
+    return {"success": False, "error": body}
+
+
+def success(data: Any, store: str) -> None:
+    emit(render(success_envelope(data, store)))
+
+
+def failure(error: CliError) -> None:
+    emit(render(failure_envelope(error)))

@@ -30,6 +30,10 @@ def _globals(parser: argparse.ArgumentParser, suppress: bool) -> None:
     parser.add_argument("--project-root", metavar="DIR", default=default(None),
                         help="project directory holding .agent-memory/ (default: the git top "
                              "level of the working directory, else the working directory)")
+    parser.add_argument("--no-agent", action="store_true", default=default(False),
+                        help="neither use nor start the project's agent: the command talks to "
+                             "the fleet itself (also $AGENT_MEMORY_AGENT=off, or the "
+                             "configuration's agent.mode \"off\")")
 
 
 def command(sub: argparse._SubParsersAction, name: str, help_text: str) -> Parser:
@@ -54,6 +58,8 @@ COMMANDS = {
               "watcher runs (--probe: whether the logger and the embedder answer)",
     "config": "write or check a configuration document",
     "store": "manage the project's file store",
+    "agent": "the project's resident agent (a `sync --watch` serving the CLI): start, stop, "
+             "status",
 }
 
 
@@ -226,6 +232,24 @@ def _sync(sync: Parser) -> None:
                            "rounds do not repeat (and count) the same refusal (default 60)")
     sync.add_argument("--no-backfill", action="store_true",
                       help="--watch: do not embed messages that lack a vector")
+    sync.add_argument("--idle-exit", type=float, metavar="SECONDS",
+                      help="--watch: exit after this long without a CLI request and with "
+                           "nothing pending (default: never; an autostarted agent uses the "
+                           "configuration's agent.idle_exit, 900)")
+    sync.add_argument("--autostarted", action="store_true",
+                      help="--watch: set by the CLI when it starts the agent by itself")
+
+
+def _agent(agent: Parser) -> None:
+    agent_sub = agent.add_subparsers(dest="action", metavar="ACTION", parser_class=Parser)
+    start = command(agent_sub, "start", "start the agent in the background (as a command "
+                                        "that finds none would) and wait until it answers")
+    start.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
+                       help="how long to wait for it to answer (default 30)")
+    stop = command(agent_sub, "stop", "ask the agent to stop and wait until it has exited")
+    stop.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
+                      help="how long to wait for it to exit (default 30)")
+    command(agent_sub, "status", "whether an agent answers: pid, socket, idle deadline")
 
 
 def _status(status: Parser) -> None:
@@ -263,5 +287,4 @@ def _store(store: Parser) -> None:
 _ADD = {"session": _session, "write": _write, "read": _read, "get": _get,
         "sessions": _sessions, "search": _search, "working-set": _working_set,
         "embed": _embed, "sync": _sync, "import": _sync, "status": _status,
-        "config": _config,
-        "store": _store}
+        "config": _config, "store": _store, "agent": _agent}

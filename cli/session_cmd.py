@@ -11,6 +11,9 @@ from outbox import contract, views
 from outbox.store import StoredFile
 
 
+SESSION_WAIT = 1.0  # seconds a session event waits for the logger's confirmation
+
+
 def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
     session_id = inputs.session_id(args.session_id)
     attributes: dict[str, Any] = {}
@@ -33,7 +36,7 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
     answer, file = record_event(ctx, session_id, args.action, attributes)
     if side == "logger" and file is not None:
         from cli.forwarding import forward
-        return forward(ctx, file, answer, wait=1.0)
+        return forward(ctx, file, answer, wait=SESSION_WAIT)
     return answer, "file"
 
 

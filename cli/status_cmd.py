@@ -110,6 +110,8 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
     data: dict[str, Any] = {"store": store.path, "at": watcher_state.iso()}
     data.update(watcher_state.survey(store.path))
     data["watcher"] = _watcher(store.path)
+    from cli.agent_cmd import agent_status
+    data["agent"] = agent_status(store.path)
     if args.probe:
         data["probe"] = _probe(ctx.config)
     return data, "file"

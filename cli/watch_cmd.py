@@ -1,6 +1,10 @@
-"""`sync --watch`: run the watcher until SIGTERM/SIGINT, then print its summary (one JSON
-object on stdout; logs are JSON lines on stderr). A second watcher on the same store answers at
-once, exit 0, with the holder's pid."""
+"""`sync --watch`: run the watcher until SIGTERM/SIGINT (or a stop request, or idle when
+`--idle-exit` is given), then print its summary (one JSON object on stdout; logs are JSON lines
+on stderr). A second watcher on the same store answers at once, exit 0, with the holder's pid.
+
+The watcher is the project's agent: once it holds the sync lock it serves the CLI on the store's
+socket (sync.agent_server, cli.agent_service) with the fleet links it keeps open
+(sync.resident_links)."""
 
 from __future__ import annotations
 
@@ -40,18 +44,50 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
                       quarantine_after=args.quarantine_after,
                       refused_holdoff=_non_negative(args.retry_refused_after,
                                                     "--retry-refused-after")))
+    idle_exit = args.idle_exit
+    if idle_exit is not None and not idle_exit > 0:
+        raise UsageError("--idle-exit must be more than 0 seconds")
+    options.idle_exit = idle_exit
+    options.autostarted = args.autostarted
+    _keep_agent_lock()
     store = ctx.store()
     log = get_logger("agent-memory.watch")
     install_log_bridge(log)
+    from sync import resident_links
+    resident_links.install()
     # For the watcher's whole life, whatever writes to file descriptor 1 (a library's stray
     # print included) lands on stderr: stdout carries the one summary object, printed after.
     sys.stdout.flush()
     real_stdout = os.dup(1)
     os.dup2(2, 1)
     try:
-        summary, ran = Watcher(store, ctx.config, options, log).run()
+        summary, ran = Watcher(store, ctx.config, options, log,
+                               server_factory=_server_factory(ctx, log)).run()
     finally:
+        resident_links.uninstall()
         sys.stdout.flush()
         os.dup2(real_stdout, 1)
         os.close(real_stdout)
     return summary, ("logger" if ran else "file")
+
+
+def _keep_agent_lock() -> None:
+    """An autostarted agent inherits `.agent.lock` from the command that started it and holds
+    it for its life; its own children (git) must not."""
+    inherited = os.environ.pop("AGENT_MEMORY_AGENT_LOCK_FD", None)
+    if inherited and inherited.isdigit():
+        try:
+            os.set_inheritable(int(inherited), False)
+        except OSError:
+            pass
+
+
+def _server_factory(ctx: Context, log):
+    from cli.agent_service import AgentService
+    from sync import agent_socket
+    from sync.agent_server import AgentServer
+
+    def make(watcher):
+        service = AgentService(watcher, ctx.config.source)
+        return AgentServer(agent_socket.socket_path(watcher.path), service.handle, log)
+    return make

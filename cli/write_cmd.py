@@ -131,15 +131,16 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
             raise RefusedError(f"message {fields['message_id']} already exists with different "
                                "content", code=contract.MESSAGE_CONFLICT) from None
     answer = append_answer(file, record)
-    watcher = None
     if side == "logger" and file.area == "pending":
-        from cli.forwarding import live_watcher
-        watcher = live_watcher(ctx)
-    # With a live watcher the write stays light (no fleet client import): the watcher
-    # delivers the message and its vector backfill embeds it.
-    if file.area == "pending" and ctx.config.embedder is not None and watcher is None:
+        from cli import agent_client, forwarding
+        delivered = agent_client.deliver(ctx, file, args.wait, embed_budget=budget)
+        if delivered is None:  # no agent: embed and forward here
+            if ctx.config.embedder is not None:
+                embed_on_write(ctx, budget, file, record)
+            from sync.runner import deliver
+            delivered = deliver(store, ctx.config, file.session_id, file.name,
+                                lock_wait=args.wait)
+        return forwarding.answer(delivered, file, answer)
+    if file.area == "pending" and ctx.config.embedder is not None:
         embed_on_write(ctx, budget, file, record)
-    if side == "logger" and file.area == "pending":
-        from cli.forwarding import forward
-        return forward(ctx, file, answer, args.wait)
     return answer, "file"

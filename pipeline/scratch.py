@@ -70,6 +70,7 @@ class Run:
         self.sessions: list[str] = []
         self._count = 0
         self.cli = cli_path()
+        self.projects: list["Scratch"] = []
 
     def session_id(self) -> str:
         self._count += 1
@@ -78,9 +79,15 @@ class Run:
         return session_id
 
     def project(self, name: str) -> "Scratch":
-        return Scratch(self, os.path.join(self.tmp, name))
+        project = Scratch(self, os.path.join(self.tmp, name))
+        self.projects.append(project)
+        return project
 
     def close(self) -> None:
+        """Stop the agents the checks' commands started (as a user's would), then remove the
+        scratch projects."""
+        for project in self.projects:
+            project.am("agent", "stop", config=None)
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 

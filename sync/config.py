@@ -16,7 +16,12 @@ from typing import Any
 
 ENV_VAR = "AGENT_MEMORY_CONFIG"
 DEFAULT_PATH = os.path.join("~", ".config", "vvz-agent-memory", "config.json")
-SECTIONS = ("ailogger_client", "embedding_client", "embedding_model")
+SECTIONS = ("ailogger_client", "embedding_client", "embedding_model", "agent")
+# The project's agent (see cli.agent_client): "auto" uses a running one and starts one when
+# none runs, "use" never starts one, "off" never talks to one. `idle_exit`: seconds an
+# autostarted agent waits without requests (and with nothing pending) before it exits.
+AGENT_MODES = ("auto", "use", "off")
+DEFAULT_AGENT = {"mode": "auto", "idle_exit": 900}
 PROTOCOLS = ("http", "https", "mtls")
 DEFAULT_EMBEDDING_MODEL = {"model": "BAAI/bge-m3", "dimension": 1024}
 REDACTED = "***"
@@ -51,6 +56,10 @@ class Config:
     @property
     def embedder(self) -> dict[str, Any] | None:
         return self.document.get("embedding_client")
+
+    @property
+    def agent(self) -> dict[str, Any]:
+        return {**DEFAULT_AGENT, **self.document.get("agent", {})}
 
     @property
     def embedding_model(self) -> dict[str, Any]:
@@ -105,6 +114,22 @@ def validate(document: Any, config: Config) -> list[str]:
             problems += _client_section(name, document[name], config)
     if "embedding_model" in document:
         problems += _model_section(document["embedding_model"])
+    if "agent" in document:
+        problems += _agent_section(document["agent"])
+    return problems
+
+
+def _agent_section(section: Any) -> list[str]:
+    if not isinstance(section, dict):
+        return ["agent must be an object with mode and idle_exit"]
+    problems = [f"unknown key agent.{key} (expected mode, idle_exit)"
+                for key in section if key not in DEFAULT_AGENT]
+    mode = section.get("mode", "auto")
+    if mode not in AGENT_MODES:
+        problems.append(f"agent.mode must be one of {', '.join(AGENT_MODES)}, got {mode!r}")
+    idle = section.get("idle_exit", DEFAULT_AGENT["idle_exit"])
+    if not isinstance(idle, (int, float)) or isinstance(idle, bool) or not idle > 0:
+        problems.append(f"agent.idle_exit must be a number of seconds above 0, got {idle!r}")
     return problems
 
 
@@ -199,4 +224,5 @@ def redacted_view(config: Config) -> dict[str, Any]:
             auth["token"] = REDACTED
         view[name] = shown
     view["embedding_model"] = config.embedding_model
+    view["agent"] = config.agent
     return view

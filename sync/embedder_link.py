@@ -196,14 +196,16 @@ class EmbedderLink:
         except Exception as exc:  # EmbedError, the adapter's ClientError, TimeoutError...
             raise _translate(exc) from exc
 
-    async def embed(self, texts: list[str]) -> list[list[float]]:
-        """One vector per text, of the configured model and dimension.
+    async def embed(self, texts: list[str],
+                    policy: RetryPolicy | None = None) -> list[list[float]]:
+        """One vector per text, of the configured model and dimension (`policy`: this call's
+        retries, else the link's).
 
         Raises Unreachable, Refused, Failed (VectorMismatch when the answer names another model
         or dimension: such vectors are never returned)."""
         if not texts:
             return []
-        async for attempt in self._policy.retrying():
+        async for attempt in (policy or self._policy).retrying():
             with attempt:
                 answer = await self._once(texts)
         return check_answer(answer, self.model, self.dimension, len(texts))
@@ -276,6 +278,11 @@ def embed_now(config: Config, texts: list[str], *, budget: float | None = None,
     if not port_open(config, timeout=min(0.5, budget) if budget else 0.5):
         raise Unreachable("the embedder does not accept connections at "
                           f"{(config.embedder or {}).get('server')}")
+
+    from sync import resident_links
+    pool = resident_links.active()
+    if pool is not None:  # in the agent: its open link
+        return pool.embed(config, texts, budget, policy)
 
     async def go() -> list[list[float]]:
         async with EmbedderLink(config, timeout=budget, policy=policy) as link:

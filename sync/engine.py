@@ -67,7 +67,7 @@ class SessionReport:
         self.outcomes: dict[str, Outcome] = {}
 
     def record(self, name: str, outcome: Outcome) -> None:
-        """Keep a file's outcome for the caller (an interactive forward, the watcher's tickets);
+        """Keep a file's outcome for the caller (an interactive forward, the agent's waiting commands);
         a one-shot drain of a large outbox does not keep them, so its memory stays flat."""
         if self._track:
             self.outcomes[name] = outcome

@@ -8,6 +8,7 @@ import asyncio
 from typing import Any
 
 from outbox.store import Store
+from sync import delivery
 from sync.config import Config
 from sync.engine import Limits, SessionReport, SyncEngine
 from sync.lock import SyncLock
@@ -88,11 +89,38 @@ def forward_session(store: Store, config: Config, session_id: str, lock_wait: fl
     return reports[0]
 
 
+def deliver(store: Store, config: Config, session_id: str, name: str,
+            lock_wait: float) -> delivery.Delivery:
+    """Forward the session of a file a command just appended, inline, and say what became of
+    that file. Never raises for the logger's sake: every outcome is a Delivery."""
+    from sync.failures import Failed, Refused, Unreachable
+    try:
+        report = forward_session(store, config, session_id, lock_wait=lock_wait, answer_for=name)
+    except LockBusy as exc:
+        return delivery.pending(f"another process (pid {exc.holder}) is forwarding this store; "
+                                "it will deliver this too")
+    except Unreachable as exc:
+        return delivery.pending(f"logger unreachable: {exc}")
+    except Refused as exc:
+        return delivery.Delivery("refused", code=exc.code, statement=exc.statement)
+    except Failed as exc:
+        return delivery.Delivery("failed", reason=str(exc))
+    outcome = report.outcomes.get(name)
+    if outcome is None:  # moved meanwhile by another syncer: it was confirmed there
+        return delivery.confirmed(None)
+    return delivery.from_outcome(outcome) or delivery.pending("not sent in this run")
+
+
 async def _direct(config: Config, command: str, params: dict[str, Any]) -> Any:
     async with LoggerLink(config, INTERACTIVE) as link:
         return await link.call(command, **params)
 
 
 def direct(config: Config, command: str, **params: Any) -> Any:
-    """One logger command with no outbox (`--store logger`: the logger or nothing)."""
+    """One logger command with no outbox (reads, and `--store logger`); in the agent, through
+    its open link (sync.resident_links)."""
+    from sync import resident_links
+    pool = resident_links.active()
+    if pool is not None:
+        return pool.logger_call(config, command, {k: v for k, v in params.items()})
     return asyncio.run(_direct(config, command, params))

@@ -1,30 +1,37 @@
-"""`agent-memory sync --watch`: the store drains by itself.
+"""`agent-memory sync --watch`: the store drains by itself, and the project's agent answers
+the CLI.
 
-Life of a watcher:
+Life of a watcher (the loop and the scheduler; the agent's socket, the backoff and the published
+state live in sync.agent_server, sync.backoff and sync.watcher_report):
 - It takes the store's sync lock and keeps it until it exits (an flock: a kill -9 frees it). A
   second watcher finding the lock held by a watcher (the holder's pid is the pid the running
   watcher published) refuses and exits 0 naming it. A lock held by a one-shot `sync` or an
   inline forward of `write` is waited for: that holder finishes soon.
-- `watchdog` reports new final-named `.msg`/`.ses`/`.emb` files in session directories (and
-  hand-off tickets, see sync.handoff). Events are debounced: a round starts once no event came
-  for `debounce` seconds, or `max_delay` after the first one, so what arrives together is
-  forwarded together. A full rescan every `rescan` seconds catches whatever events missed (files
-  written while no watcher ran, lost events, refused items to retry).
+- Holding the lock, it serves as the project's agent when given a server (cli.watch_cmd does):
+  CLI commands ask it over a Unix socket instead of importing the fleet clients themselves.
+  `deliver()` is how a served `write` or `session` command learns what became of its file.
+- `watchdog` reports new final-named `.msg`/`.ses`/`.emb` files in session directories. Events
+  are debounced: a round starts once no event came for `debounce` seconds, or `max_delay` after
+  the first one, so what arrives together is forwarded together; a file a command waits for
+  starts its round at once. A full rescan every `rescan` seconds catches whatever events missed
+  (files written while no watcher ran, lost events, refused items to retry).
 - A round runs the sync engine session by session (the same code as `sync`: ordered, batched,
   confirmed files moved to `.imported/`). One logger request is in flight at a time, so a logger
   that comes back is drained in batches, never flooded.
 - The logger unreachable (or failing): no rounds for a capped, jittered, growing delay
   (x`backoff_factor` from `backoff_initial` up to `backoff_max`, equal jitter). Meanwhile a
   single cheap `health` request every `probe_interval` seconds tells when it is back; the
-  drain then starts at once with a full round.
+  drain then starts at once with a full round. A served write during the backoff is answered
+  "not delivered yet" at once, or tries a round itself when a probe is due.
 - Messages without a vector are embedded by `sync.vectors.backfill` in a worker thread, beside
   the rounds, with its own backoff when the embedder is unreachable.
+- With `idle_exit` (an autostarted agent has it), it exits once it has served no request for
+  `idle_exit` seconds and nothing is pending; a watcher started by hand or by systemd never idles out. Any watcher exits when
+  its store directory is removed.
 - SIGTERM / SIGINT: the batch in flight finishes (its confirmed files move), then the watcher
   publishes its final state, releases the lock and returns its summary (exit 0). A second signal
   cancels the batch in flight: nothing is lost either way (an imported but unmoved file is
   imported again later and the logger answers the repeat as success).
-- It publishes its state (`sync.watcher_state`) after every round: pid, started, status, last
-  sync, last error, backlog.
 
 Logs are structlog JSON lines on stderr; the caller prints the summary on stdout.
 """
@@ -34,26 +41,30 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import random
 import signal
+import threading
 import time
-from collections import OrderedDict
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, Callable
 
 from outbox import names
-from outbox.contract import excerpts, is_valid_session_id
+from outbox.contract import is_valid_session_id
 from outbox.store import IMPORTED, PENDING, QUARANTINED, Store
-from sync import handoff, watcher_state
+from sync import delivery, watcher_state
+from sync.backoff import Backoff
 from sync.config import Config
-from sync.engine import Limits, Outcome, SessionReport
+from sync.delivery import Delivery
+from sync.engine import Limits, SessionReport
 from sync.failures import Failed, Refused, Unreachable, describe
 from sync.lock import SyncLock
 from sync.logger_link import RetryPolicy
+from sync.settlement import Settlements
+from sync.watcher_report import WatcherReport
 
 # The watcher backs off by itself: each call tries twice, quickly, then the round gives up.
 WATCH_POLICY = RetryPolicy(attempts=2, initial=0.05, maximum=0.3)
 PROBE_POLICY = RetryPolicy(attempts=1)
-_RECENT_ANSWERS = 4096
+DEFAULT_IDLE_EXIT = 900.0
 
 
 class WatchOptions:
@@ -61,7 +72,8 @@ class WatchOptions:
                  rescan: float = 30.0, backoff_initial: float = 1.0, backoff_max: float = 30.0,
                  backoff_factor: float = 1.5, probe_interval: float = 1.0,
                  probe_timeout: float = 5.0, backfill: bool = True,
-                 backfill_interval: float = 2.0, limits: Limits | None = None) -> None:
+                 backfill_interval: float = 2.0, limits: Limits | None = None,
+                 idle_exit: float | None = None, autostarted: bool = False) -> None:
         self.debounce = max(0.0, debounce)
         self.max_delay = max(self.debounce, max_delay)
         self.rescan = max(0.1, rescan)
@@ -73,6 +85,8 @@ class WatchOptions:
         self.backfill = backfill
         self.backfill_interval = backfill_interval
         self.limits = limits or Limits()
+        self.idle_exit = idle_exit if idle_exit and idle_exit > 0 else None  # None: never
+        self.autostarted = autostarted  # started by a CLI command, not by hand or systemd
 
 
 class _StopNow(Exception):
@@ -81,7 +95,7 @@ class _StopNow(Exception):
 
 class Watcher:
     def __init__(self, store: Store, config: Config, options: WatchOptions | None = None,
-                 log=None) -> None:
+                 log=None, server_factory: Callable[["Watcher"], Any] | None = None) -> None:
         if config.logger is None:
             raise ValueError("the watcher needs a logger (ailogger_client section)")
         self.store = store
@@ -93,51 +107,46 @@ class Watcher:
             log = get_logger("agent-memory.watch")
         self.log = log
         self.pid = os.getpid()
-        self.started = watcher_state.iso()
         self.stop_reason: str | None = None
         self.lock = SyncLock(self.path)
+        self.report = WatcherReport(self.path, log)
+        self._server_factory = server_factory
+        self._server = None
+        self._store_inode = os.stat(self.path).st_ino
         # event bookkeeping (filled by the watchdog thread through the loop)
         self._dirty: set[str] = set()
-        self._tickets_flag = False
+        self._urgent = False  # a command waits for a file: no debounce
         self._new_messages = False
         self._first_event: float | None = None
         self._last_event = 0.0
+        self._last_activity = time.monotonic()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._wake: asyncio.Event | None = None
         self._main_task: asyncio.Task | None = None
+        self._ready = threading.Event()  # the loop runs: deliver() may use it
+        self._engine_lock: asyncio.Lock | None = None
         # logger link and backoff
         self._link = None
-        self._failures = 0
+        self._backoff = Backoff(self.options.backoff_initial, self.options.backoff_max,
+                                self.options.backoff_factor)
         self._back_announced = False  # "logger_back" logged since the last failure
         self._retry_at: float | None = None
         self._next_probe = 0.0
         self._next_rescan = 0.0
         # embedding backfill
         self._backfill_task: asyncio.Future | None = None
-        self._embed_failures = 0
+        self._embed_backoff = Backoff(self.options.backoff_initial, self.options.backoff_max,
+                                      self.options.backoff_factor)
         self._embed_retry_at = 0.0
         self._unembeddable: set[str] = set()  # texts the embedder refused: not sent again
         self._last_backfill = float("-inf")
-        # what is published
-        self.status = "starting"
-        self.last_sync: dict[str, Any] | None = None
-        self.last_success: str | None = None
-        self.last_error: dict[str, Any] | None = None
-        self.last_backfill: dict[str, Any] | None = None
-        self.embed_error: dict[str, Any] | None = None
-        self.backlog: dict[str, Any] | None = None
-        self.totals = {"rounds": 0, "imported": 0, "events_applied": 0, "items_refused": 0,
-                       "waiting": 0, "quarantined": 0, "errors": 0, "vectors_written": 0,
-                       "answers": 0}
-        self._recent: OrderedDict[str, dict[str, Any]] = OrderedDict()
-        self._answers: handoff.Answers | None = None
-        self._last_publish = 0.0
+        self._settlements = Settlements()
         self._round_imported = 0
 
     # =========================================================================== entry point ===
     def run(self) -> tuple[dict[str, Any], bool]:
-        """Watch until a signal; returns (summary, ran). `ran` is False when another watcher
-        holds the store (the summary then names its pid)."""
+        """Watch until a signal (or idle, or a stop request); returns (summary, ran). `ran` is
+        False when another watcher holds the store (the summary then names its pid)."""
         previous = {sig: signal.signal(sig, self._on_signal)
                     for sig in (signal.SIGTERM, signal.SIGINT)}
         try:
@@ -146,23 +155,24 @@ class Watcher:
                 return holder, False
             try:
                 watcher_state.remove_stale_temporaries(self.path)
-                self._publish(force_backlog=True)
+                self._start_server()  # at once: a command must never find the lock without it
+                self.report.publish(force_backlog=True)
                 self.log.info("watcher_started", pid=self.pid, store=self.path,
-                              rescan_s=self.options.rescan, debounce_s=self.options.debounce)
+                              rescan_s=self.options.rescan, debounce_s=self.options.debounce,
+                              idle_exit_s=self.options.idle_exit)
                 try:
                     asyncio.run(self._main())
                 except asyncio.CancelledError:
                     pass
-                self.status = "stopped"
+                self.report.status = "stopped"
                 self._publish(force_backlog=True, stopped=True)
             finally:
-                if self._answers is not None:
-                    self._answers.close()
+                self._stop_server()
                 self.lock.release()
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
-        summary = self._summary()
+        summary = self.report.summary(self.stop_reason)
         self.log.info("watcher_stopped", **{k: v for k, v in summary.items()
                                             if k in ("reason", "rounds", "imported")})
         return summary, True
@@ -176,6 +186,13 @@ class Watcher:
                 loop.call_soon_threadsafe(self._wake_up)
         elif loop is not None and self._main_task is not None:
             loop.call_soon_threadsafe(self._main_task.cancel)  # second signal: stop now
+
+    def request_stop(self, reason: str) -> None:
+        """Stop as on SIGTERM (thread-safe: the agent's `stop` request)."""
+        if self.stop_reason is None:
+            self.stop_reason = reason
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._wake_up)
 
     def _take_lock(self) -> dict[str, Any] | None:
         """Take the sync lock; a summary of the refusal when a watcher holds it."""
@@ -202,25 +219,135 @@ class Watcher:
             while time.monotonic() < deadline and self.stop_reason is None:
                 time.sleep(0.05)
 
+    # ========================================================================= the agent ===
+    def _start_server(self) -> None:
+        if self._server_factory is None:
+            return
+        try:
+            self._server = self._server_factory(self)
+            self._server.start()
+        except Exception as exc:  # noqa: BLE001 - the watcher still drains; CLIs go inline
+            self._server = None
+            self.log.warning("agent_not_serving", error=f"{type(exc).__name__}: {exc}")
+            return
+        self.log.info("agent_serving", socket=self._server.path)
+
+    def _stop_server(self) -> None:
+        server, self._server = self._server, None
+        if server is not None:
+            server.stop()
+
+    def touch(self) -> None:
+        """A request came: the idle clock starts again (thread-safe enough: one float)."""
+        self._last_activity = time.monotonic()
+
+    def deliver(self, session_id: str, name: str, wait: float,
+                embed: Callable[[], Any] | None = None) -> Delivery:
+        """What became of a file a command just appended (thread-safe; the agent's request
+        threads call it). `embed` writes its vector first, while no round moves the file."""
+        self.touch()
+        self._ready.wait(wait + 30.0)  # a request that came while the agent was starting
+        loop = self._loop
+        if loop is None or self.stop_reason is not None or not self._ready.is_set():
+            return delivery.pending(f"the agent (pid {self.pid}) is stopping; the file stays "
+                                    "pending and is delivered later")
+        future = asyncio.run_coroutine_threadsafe(self._deliver(session_id, name, wait, embed),
+                                                  loop)
+        try:
+            return future.result(wait + 60.0)
+        except (FutureTimeout, asyncio.CancelledError):
+            future.cancel()
+            return self._not_in_time(session_id, name, wait)
+
+    async def _deliver(self, session_id: str, name: str, wait: float,
+                       embed: Callable[[], Any] | None) -> Delivery:
+        if embed is not None:
+            async with self._engine_lock:
+                if self.store.area_of(session_id, name) == PENDING:
+                    try:
+                        await asyncio.to_thread(embed)
+                    except Exception as exc:  # noqa: BLE001 - the backfill embeds it later
+                        self.log.info("no_vector_on_write", file=name, error=str(exc)[:500])
+        settled = self._settlements.known(name) or self._already_settled(session_id, name)
+        if settled is not None:
+            return await self._completed(settled, name)
+        self._note_event("message" if name.endswith(names.MESSAGE_EXT) else "session",
+                         session_id)
+        if wait <= 0:
+            return delivery.pending(f"handed to the agent (pid {self.pid}), which delivers it")
+        now = time.monotonic()
+        if self._retry_at is not None and now < self._retry_at:
+            if now < self._next_probe:
+                error = (self.report.last_error or {}).get("message", "")
+                return delivery.pending(f"logger unreachable: {error}")
+            self._retry_at = now  # a probe is due: this round is the probe
+        self._urgent = True
+        self._wake_up()
+        future = self._settlements.wait(name)
+        try:
+            settled = await asyncio.wait_for(asyncio.shield(future), wait)
+        except asyncio.TimeoutError:
+            return self._not_in_time(session_id, name, wait)
+        finally:
+            self._settlements.forget_waiter(name, future)
+        return await self._completed(settled, name)
+
+    def _already_settled(self, session_id: str, name: str) -> Delivery | None:
+        where = self.store.area_of(session_id, name)
+        if where == IMPORTED:
+            return delivery.confirmed(None)
+        if where == QUARANTINED:
+            return Delivery("quarantined", code="QUARANTINED",
+                            statement="the file was set aside in .quarantine/")
+        return None
+
+    def _not_in_time(self, session_id: str, name: str, wait: float) -> Delivery:
+        if self.store.area_of(session_id, name) == IMPORTED:
+            return delivery.confirmed(None)
+        return delivery.pending(f"the agent (pid {self.pid}) did not confirm it within {wait} "
+                                "s; it stays pending and the agent delivers it")
+
+    async def _completed(self, settled: Delivery, name: str) -> Delivery:
+        """A confirmed message carries the logger's append answer, sequence number included
+        (an item confirmed through messages_import has none: message_get gives it)."""
+        if settled.status != "confirmed" or not name.endswith(names.MESSAGE_EXT) \
+                or _has_number(settled.answer):
+            return settled
+        parsed = names.parse_final_name(name)
+        try:
+            link = await self._ensure_link()
+            entry = await link.call("message_get", message_id=parsed[1])
+        except Exception:  # noqa: BLE001 - confirmed either way; the answer lacks its number
+            return settled
+        completed = delivery.confirmed(_append_answer(entry, settled.answer))
+        self._settlements.remember(name, completed)
+        return completed
+
     # ============================================================================ main loop ===
     async def _main(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._wake = asyncio.Event()
+        self._engine_lock = asyncio.Lock()
         self._main_task = asyncio.current_task()
-        self._answers = handoff.Answers(self.path)
         observer = self._start_observer()
         try:
-            # the fleet client's import (about 0.6 s) is paid now, not by the first hand-off
+            # the fleet client's import (about 0.6 s) is paid now, not by the first request
             try:
                 await self._ensure_link()
             except Exception as exc:  # noqa: BLE001 - the first round reports and backs off
                 self.log.warning("logger_link_not_ready", error=describe(exc)[:2000])
+            self._ready.set()
+            self._publish(force_backlog=True)
             await self._loop_forever()
         except asyncio.CancelledError:
             self.log.warning("stop_forced", reason="second signal: the batch in flight was "
                                                    "abandoned (it is imported again later)")
         finally:
-            self.status = "stopping"
+            self.report.status = "stopping"
+            self._stop_server()
+            self._settlements.resolve_all(delivery.pending(
+                f"the agent (pid {self.pid}) stopped; the file stays pending and is delivered "
+                "later"))
             logging.getLogger("watchdog").setLevel(logging.CRITICAL)
             observer.stop()
             if self._backfill_task is not None and not self._backfill_task.done():
@@ -241,7 +368,7 @@ class Watcher:
                 # backing off: no rounds; one cheap probe per probe_interval
                 if now >= self._next_probe:
                     if await self._probe():
-                        self.log.info("logger_back", after_failures=self._failures)
+                        self.log.info("logger_back", after_failures=self._backoff.failures)
                         self._back_announced = True
                         self._retry_at = now  # drain at once
                         continue
@@ -251,16 +378,43 @@ class Watcher:
             if self._retry_at is not None or now >= self._next_rescan:
                 await self._round(full=True)
                 continue
-            if self._dirty or self._tickets_flag:
+            if self._dirty:
                 ready = min(self._last_event + opts.debounce,
                             (self._first_event or now) + opts.max_delay)
-                if now < ready:
+                if now < ready and not self._urgent:
                     await self._sleep(ready - now)
                     continue
                 await self._round(full=False)
                 continue
+            if self._idle(now):
+                self.stop_reason = "idle"
+                self.log.info("agent_idle_exit", idle_exit_s=opts.idle_exit)
+                break
             self._maybe_backfill(force=False)
-            await self._sleep(self._next_rescan - now)
+            wake_at = self._next_rescan
+            if opts.idle_exit is not None:
+                wake_at = min(wake_at, self._last_activity + opts.idle_exit)
+            await self._sleep(wake_at - now)
+
+    def _idle(self, now: float) -> bool:
+        """An autostarted agent with nothing to do for `idle_exit` seconds."""
+        idle_exit = self.options.idle_exit
+        if idle_exit is None or now - self._last_activity < idle_exit:
+            return False
+        if self._backfill_task is not None and not self._backfill_task.done():
+            return False
+        try:
+            return not self.store.has_pending()
+        except OSError:
+            return False
+
+    def _store_removed(self) -> bool:
+        try:
+            return os.stat(self.path).st_ino != self._store_inode
+        except FileNotFoundError:
+            return True
+        except OSError:
+            return False
 
     async def _sleep(self, seconds: float) -> None:
         """Sleep up to `seconds`, woken early by a file event or a stop."""
@@ -300,9 +454,9 @@ class Watcher:
         observer.start()
         return observer
 
-    def _classify(self, path: str, is_directory: bool) -> tuple[str, str | None] | None:
+    def _classify(self, path: str, is_directory: bool) -> tuple[str, str] | None:
         """("session", id) for a new final file or session directory in the pending area,
-        ("ticket", None) for a new hand-off ticket, None for anything else (our own moves to
+        ("message", id) for a new `.msg`, None for anything else (our own moves to
         `.imported/`, temporaries, state files)."""
         rel = os.path.relpath(path, self.path)
         parts = rel.split(os.sep)
@@ -310,20 +464,15 @@ class Watcher:
             return "session", parts[0]
         if len(parts) != 2 or is_directory:
             return None
-        if parts[0] == handoff.HANDOFF_DIR and parts[1].endswith(handoff.WAIT_EXT):
-            return "ticket", None
         if is_valid_session_id(parts[0]) and names.is_final(parts[1]):
             return ("message" if parts[1].endswith(names.MESSAGE_EXT) else "session"), parts[0]
         return None
 
-    def _note_event(self, kind: str, session_id: str | None) -> None:  # the loop's thread
+    def _note_event(self, kind: str, session_id: str) -> None:  # the loop's thread
         now = time.monotonic()
-        if kind == "ticket":
-            self._tickets_flag = True
-        else:
-            self._dirty.add(session_id)
-            if kind == "message":
-                self._new_messages = True
+        self._dirty.add(session_id)
+        if kind == "message":
+            self._new_messages = True
         if self._first_event is None:
             self._first_event = now
         self._last_event = now
@@ -331,19 +480,26 @@ class Watcher:
 
     # ============================================================================== rounds ===
     async def _round(self, full: bool) -> None:
+        async with self._engine_lock:
+            await self._round_locked(full)
+
+    async def _round_locked(self, full: bool) -> None:
         started = time.monotonic()
         if full:
+            if self._store_removed():
+                self.stop_reason = "store removed"
+                self.log.warning("store_removed", store=self.path)
+                return
             session_ids = self.store.pending_session_ids()
             self._dirty.clear()
         else:
             session_ids = sorted(self._dirty)
             self._dirty.clear()
-        self._tickets_flag = False
+        self._urgent = False
         self._first_event = None
-        self.status = "syncing"
+        self.report.status = "syncing"
         self._round_imported = 0
         reports: list[SessionReport] = []
-        synced: set[str] = set()
         error: BaseException | None = None
         try:
             if session_ids:
@@ -360,8 +516,7 @@ class Watcher:
                         break
                     report = await engine.sync_session(session_id)
                     reports.append(report)
-                    synced.add(session_id)
-                    self._remember(report)
+                    self._settle(report)
                     self._round_imported = 0
         except _StopNow:
             pass
@@ -371,90 +526,70 @@ class Watcher:
             self.log.exception("round_failed")
             error = exc
         finally:
-            self._account(reports, full, time.monotonic() - started)
-        if error is None:
-            try:
-                await self._answer_tickets(synced)
-            except (Unreachable, Failed, Refused) as exc:
-                error = exc
+            moved = self.report.account(reports, full, time.monotonic() - started,
+                                        self._round_imported)
+            self._round_imported = 0
+            if moved:
+                self.touch()
         if error is not None:
+            self._settlements.resolve_all(_failure_delivery(error))
             await self._failed(error)
         else:
-            if self._failures and not self._back_announced:
+            if self._backoff.failures and not self._back_announced:
                 # the backoff ran out before a probe saw the logger answer: the round did
-                self.log.info("logger_back", after_failures=self._failures)
-            if self._failures:
-                self.log.info("logger_drained", after_failures=self._failures)
-            self._failures = 0
+                self.log.info("logger_back", after_failures=self._backoff.failures)
+            if self._backoff.failures:
+                self.log.info("logger_drained", after_failures=self._backoff.failures)
+            self._backoff.reset()
             self._retry_at = None
-            self.last_success = watcher_state.iso()
-            self.status = "idle"
+            self.report.last_success = watcher_state.iso()
+            self.report.status = "idle"
         if full:
             self._next_rescan = time.monotonic() + self.options.rescan
-            try:
-                self._answers.collect_garbage()
-            except OSError:
-                pass
         self._maybe_backfill(force=full)
         self._publish(force_backlog=True)
+
+    def _settle(self, report: SessionReport) -> None:
+        """Remember the session's outcomes and wake the commands waiting for its files."""
+        self._settlements.record(report.outcomes)
+        for name in self._settlements.waited():
+            settled = self._settlements.known(name)
+            if settled is None:
+                parsed = names.parse_final_name(name)
+                if parsed is None or self.store.area_of(report.session_id, name) is None:
+                    continue
+                settled = self._already_settled(report.session_id, name)
+            if settled is not None:
+                self._settlements.resolve(name, settled)
+                self.report.totals["answers"] += 1
 
     def _progress(self, event: str, fields: dict[str, Any]) -> None:
         """The engine's callback after each committed batch."""
         self._round_imported = fields.get("imported", 0)
         self.log.info(event, **fields)
-        if time.monotonic() - self._last_publish > 1.0:
+        if time.monotonic() - self.report.last_publish > 1.0:
             self._publish(force_backlog=False)
         if self.stop_reason is not None:
             raise _StopNow()
 
-    def _account(self, reports: list[SessionReport], full: bool, seconds: float) -> None:
-        imported = sum(r.imported for r in reports) + self._round_imported
-        events = sum(r.events_applied for r in reports)
-        refused = sum(len(r.failed) for r in reports)
-        waiting = sum(len(r.waiting) for r in reports)
-        quarantined = sum(len(r.quarantined) for r in reports)
-        self.totals["rounds"] += 1
-        self.totals["imported"] += imported
-        self.totals["events_applied"] += events
-        self.totals["items_refused"] += refused
-        self.totals["waiting"] += waiting
-        self.totals["quarantined"] += quarantined
-        self._round_imported = 0
-        if not reports and not full:
-            return
-        self.last_sync = {"at": watcher_state.iso(), "kind": "rescan" if full else "events",
-                          "sessions": len(reports), "imported": imported,
-                          "events_applied": events, "refused": refused, "waiting": waiting,
-                          "quarantined": quarantined, "seconds": round(seconds, 3)}
-        if imported or events or refused or quarantined:
-            self.log.info("round", **self.last_sync)
-        for report in reports:
-            for item in report.failed:
-                self.log.warning("refused", session_id=report.session_id, **item)
-            for item in report.quarantined:
-                self.log.warning("quarantined", session_id=report.session_id,
-                                 **{k: v for k, v in item.items() if k != "detail"})
-
     async def _failed(self, exc: BaseException) -> None:
-        opts = self.options
-        self._failures += 1
+        delay = self._backoff.failed()
         self._back_announced = False
-        self.totals["errors"] += 1
-        base = min(opts.backoff_max,
-                   opts.backoff_initial * opts.backoff_factor ** (self._failures - 1))
-        delay = base / 2 + random.uniform(0, base / 2)  # equal jitter: never 0, never > base
+        self.report.totals["errors"] += 1
         now = time.monotonic()
         self._retry_at = now + delay
-        self._next_probe = now + min(opts.probe_interval, delay)
+        self._next_probe = now + min(self.options.probe_interval, delay)
+        self.report.next_attempt = time.time() + delay
         kind = ("unreachable" if isinstance(exc, Unreachable) else
                 "refused" if isinstance(exc, Refused) else "failed")
         message = describe(exc) if not isinstance(exc, Unreachable) else str(exc)
-        self.last_error = {"at": watcher_state.iso(), "kind": kind, "message": message[:2000],
-                           "consecutive_failures": self._failures,
-                           "retry_in_s": round(delay, 3)}
-        self.status = "backing_off"
-        self.log.warning("logger_" + kind, error=message[:2000], failures=self._failures,
-                         retry_in_s=round(delay, 3))
+        self.report.last_error = {"at": watcher_state.iso(), "kind": kind,
+                                  "message": message[:2000],
+                                  "consecutive_failures": self._backoff.failures,
+                                  "retry_in_s": round(delay, 3)}
+        self.report.status = "backing_off"
+        self.log.warning("logger_" + kind, error=message[:2000],
+                         failures=self._backoff.failures, retry_in_s=round(delay, 3))
         await self._close_link()
 
     # ======================================================================= logger link ===
@@ -485,67 +620,6 @@ class Watcher:
             return False
         return True
 
-    # ============================================================================ hand-off ===
-    def _remember(self, report: SessionReport) -> None:
-        """Keep recent outcomes of messages: tickets may arrive after the round."""
-        for name, outcome in report.outcomes.items():
-            parsed = names.parse_final_name(name)
-            if parsed is None:
-                continue
-            message_id = parsed[1]  # the item id: a message's, or a session event's
-            if outcome.status == Outcome.CONFIRMED:
-                answer = {"status": "confirmed", "answer": outcome.info.get("answer")}
-            elif outcome.status == Outcome.WAITING:
-                answer = {"status": "waiting", "waits_for": outcome.info.get("waits_for")}
-            elif outcome.status in (Outcome.REFUSED, Outcome.QUARANTINED):
-                answer = {"status": "refused", "where": outcome.status,
-                          "code": outcome.info.get("code") or "REFUSED",
-                          "statement": outcome.info.get("statement")
-                          or outcome.info.get("reason")}
-            else:
-                continue
-            self._recent[message_id] = answer
-            self._recent.move_to_end(message_id)
-        while len(self._recent) > _RECENT_ANSWERS:
-            self._recent.popitem(last=False)
-
-    async def _answer_tickets(self, synced: set[str]) -> None:
-        """Answer every waiting ticket whose item this watcher has settled."""
-        waiting = self._answers.waiting()
-        for message_id, ticket in waiting.items():
-            answer = self._recent.get(message_id)
-            session_id, name = ticket["session_id"], ticket["file"]
-            if not is_valid_session_id(session_id) or not names.is_final(name):
-                continue
-            if answer is None:
-                where = self.store.area_of(session_id, name)
-                if where == PENDING:
-                    if session_id not in synced:
-                        self._note_event("session", session_id)
-                    continue
-                if where == IMPORTED and not name.endswith(names.MESSAGE_EXT):
-                    answer = {"status": "confirmed", "answer": None}  # an event: no numbers
-                elif where == IMPORTED:
-                    link = await self._ensure_link()
-                    entry = await link.call("message_get", message_id=message_id)
-                    answer = {"status": "confirmed", "answer": _append_answer(entry)}
-                elif where == QUARANTINED:
-                    answer = {"status": "refused", "where": "quarantined",
-                              "code": "QUARANTINED",
-                              "statement": "the message was set aside in .quarantine/"}
-                else:
-                    continue
-                self._recent[message_id] = answer
-            if answer["status"] == "confirmed" and name.endswith(names.MESSAGE_EXT) \
-                    and not _has_number(answer["answer"]):
-                link = await self._ensure_link()
-                entry = await link.call("message_get", message_id=message_id)
-                answer = {"status": "confirmed",
-                          "answer": _append_answer(entry, answer["answer"])}
-                self._recent[message_id] = answer
-            if self._answers.answer(message_id, answer):
-                self.totals["answers"] += 1
-
     # ============================================================================ backfill ===
     def _maybe_backfill(self, force: bool) -> None:
         opts = self.options
@@ -574,7 +648,7 @@ class Watcher:
                         skip=set(self._unembeddable))
 
     def _backfill_done(self, task: asyncio.Future) -> None:
-        opts = self.options
+        report = self.report
         try:
             result = task.result()
         except _StopNow:
@@ -582,59 +656,56 @@ class Watcher:
         except asyncio.CancelledError:
             return
         except Exception as exc:  # noqa: BLE001 - Unreachable or anything else: back off
-            self._embed_failures += 1
-            base = min(opts.backoff_max,
-                       opts.backoff_initial * opts.backoff_factor ** (self._embed_failures - 1))
-            delay = base / 2 + random.uniform(0, base / 2)
+            delay = self._embed_backoff.failed()
             self._embed_retry_at = time.monotonic() + delay
             kind = "unreachable" if isinstance(exc, Unreachable) else "failed"
-            self.embed_error = {"at": watcher_state.iso(), "kind": kind,
-                                "message": (str(exc) or type(exc).__name__)[:2000],
-                                "retry_in_s": round(delay, 3)}
-            self.log.warning("embedder_" + kind, error=self.embed_error["message"],
+            report.embed_error = {"at": watcher_state.iso(), "kind": kind,
+                                  "message": (str(exc) or type(exc).__name__)[:2000],
+                                  "retry_in_s": round(delay, 3)}
+            self.log.warning("embedder_" + kind, error=report.embed_error["message"],
                              retry_in_s=round(delay, 3))
             return
-        self._embed_failures = 0
-        self.embed_error = None
+        self._embed_backoff.reset()
+        report.embed_error = None
         result = dict(result) if isinstance(result, dict) else {"result": result}
         self._unembeddable.update(item["message_id"] for item in result.get("unembeddable") or ())
         written = int(result.get("written", 0) or 0)
-        self.totals["vectors_written"] += written
-        self.last_backfill = {"at": watcher_state.iso(), **result}
+        report.totals["vectors_written"] += written
+        report.last_backfill = {"at": watcher_state.iso(), **result}
         if written or result.get("mismatched") or result.get("unembeddable"):
             self.log.info("backfill", **result)
 
     # ============================================================================= publish ===
-    def _publish(self, force_backlog: bool, stopped: bool = False) -> None:
-        if force_backlog or self.backlog is None:
-            try:
-                self.backlog = watcher_state.backlog(self.path)
-            except OSError as exc:
-                self.backlog = {"unavailable": str(exc)}
-        next_attempt = None
-        if self._retry_at is not None and self.status == "backing_off":
-            next_attempt = watcher_state.iso(time.time() + max(0.0, self._retry_at
-                                                              - time.monotonic()))
-        state = {"pid": self.pid, "started": self.started, "updated": watcher_state.iso(),
-                 "status": self.status, "store": self.path,
-                 "last_sync": self.last_sync, "last_success": self.last_success,
-                 "last_error": self.last_error, "next_attempt": next_attempt,
-                 "backlog": self.backlog, "totals": dict(self.totals),
-                 "embedder": {"last_backfill": self.last_backfill,
-                              "last_error": self.embed_error}}
-        if stopped:
-            state["stopped"] = watcher_state.iso()
-            state["stop_reason"] = self.stop_reason
-        try:
-            watcher_state.write(self.path, state)
-        except OSError as exc:
-            self.log.warning("state_not_published", error=str(exc))
-        self._last_publish = time.monotonic()
+    def agent_info(self) -> dict[str, Any] | None:
+        """The agent's part of the published state (None when it does not serve)."""
+        server = self._server
+        if server is None:
+            return None
+        idle_exit = self.options.idle_exit
+        deadline = None
+        if idle_exit is not None:
+            deadline = watcher_state.iso(time.time() + max(
+                0.0, self._last_activity + idle_exit - time.monotonic()))
+        return {"socket": server.path, "autostarted": self.options.autostarted,
+                "idle_exit_s": idle_exit, "idle_deadline": deadline,
+                "requests": server.requests, "refused_peers": server.refused_peers}
 
-    def _summary(self) -> dict[str, Any]:
-        return {"watching": False, "refused": False, "pid": self.pid, "started": self.started,
-                "stopped": watcher_state.iso(), "reason": self.stop_reason,
-                **self.totals, "last_error": self.last_error, "backlog": self.backlog}
+    def _publish(self, force_backlog: bool, stopped: bool = False) -> None:
+        info = self.agent_info()
+        if info is not None:
+            self.report.agent = {**info, "serving": True}
+        elif self.report.agent is not None:
+            self.report.agent = {**self.report.agent, "serving": False}
+        self.report.publish(force_backlog, self.stop_reason, stopped)
+
+
+def _failure_delivery(exc: BaseException) -> Delivery:
+    """What a command waiting for a file hears when the round failed."""
+    if isinstance(exc, Unreachable):
+        return delivery.pending(f"logger unreachable: {exc}")
+    if isinstance(exc, Refused):
+        return Delivery("refused", code=exc.code, statement=exc.statement)
+    return Delivery("failed", reason=describe(exc))
 
 
 def _has_number(answer: Any) -> bool:
@@ -643,6 +714,7 @@ def _has_number(answer: Any) -> bool:
 
 def _append_answer(entry: Any, known: dict[str, Any] | None = None) -> dict[str, Any]:
     """The append answer's five facts from a `message_get` entry (and what the import said)."""
+    from outbox.contract import excerpts
     entry = entry if isinstance(entry, dict) else {}
     known = known or {}
     audience = entry.get("audience") or known.get("audience")

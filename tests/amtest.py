@@ -6,8 +6,9 @@ import json
 import os
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 CLI = os.path.join(os.path.dirname(sys.executable), "agent-memory")
 
@@ -31,9 +32,13 @@ class Result:
 
 
 def clean_env(home: str, **extra: str) -> dict[str, str]:
-    """An environment where no user configuration leaks in."""
-    env = {k: v for k, v in os.environ.items() if k != "AGENT_MEMORY_CONFIG"}
+    """An environment where no user configuration leaks in. Commands use a running agent (a
+    watcher the test started) but never start one by themselves (`AGENT_MEMORY_AGENT=use`):
+    the agent tests (tests/agent/) turn autostart on explicitly and stop what they started."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("AGENT_MEMORY_CONFIG", "AGENT_MEMORY_AGENT")}
     env["HOME"] = home
+    env["AGENT_MEMORY_AGENT"] = "use"
     env.update(extra)
     return env
 
@@ -121,3 +126,23 @@ def write_offline(project, session_id, count, **extra):
         assert result.rc == 0, result.stdout
         ids.append(result.data["message_id"])
     return ids
+
+
+DEADLINE = 60.0
+
+
+def wait_for(predicate: Callable[[], Any], what: str, timeout: float = DEADLINE,
+             pause: float = 0.05, proc: subprocess.Popen | None = None, err=None) -> Any:
+    """Poll `predicate` until it returns something true; fail with `what` after `timeout`
+    (or at once when `proc` exited)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if proc is not None and proc.poll() is not None:
+            tail = err.read_stderr()[-3000:] if err is not None else ""
+            raise AssertionError(f"{what}: the process exited with {proc.returncode}: {tail}")
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for: {what}")
+        time.sleep(pause)

@@ -5,7 +5,7 @@
    writes: median and p95. Measured with `--wait 0` (the write hands the file to the watcher
    and returns at once, so the whole forward happens after it returns), with the vector
    embedded by the watcher (`AGENT_MEMORY_EMBED_BUDGET=0`) and, separately, with the default
-   write (embed on write, then the hand-off with the default `--wait`), where the answer
+   write (embed on write, then the agent's confirmation within the default `--wait`), where the answer
    already says whether the logger confirmed it.
 2. Cron with a watcher alive: the one-shot `agent-memory sync` as a whole process (it returns
    at once, without loading the fleet client) against `agent-memory --store file write`, in
@@ -160,7 +160,7 @@ def main() -> None:
                 time.sleep(0.05)
             log(f"latency, --wait 0, vectors by the watcher: {args.writes} writes")
             handed = asyncio.run(latency_run(fleet, project, config, no_embed, args.writes,
-                                             ("--wait", "0"), "handoff"))
+                                             ("--wait", "0"), "agent_wait_0"))
             log(f"latency, default write (embed on write, --wait 1): {args.default_writes}")
             default = asyncio.run(latency_run(fleet, project, config, env,
                                               args.default_writes, (), "default"))
@@ -170,7 +170,7 @@ def main() -> None:
             out, _ = watcher.communicate(timeout=60)
             summary = json.loads(out)["data"]
             result = {
-                "handoff_wait_0": handed,
+                "agent_wait_0": handed,
                 "default_write": default,
                 "cron_sync_vs_file_write": cron,
                 "watcher": {"exit_code": watcher.returncode, "imported": summary["imported"],

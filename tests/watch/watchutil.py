@@ -10,26 +10,9 @@ import subprocess
 import time
 from typing import Any, Callable
 
+from amtest import DEADLINE, wait_for  # noqa: F401 - the watcher tests import it from here
 from outbox.store import Store
 
-DEADLINE = 60.0
-
-
-def wait_for(predicate: Callable[[], Any], what: str, timeout: float = DEADLINE,
-             pause: float = 0.05, proc: subprocess.Popen | None = None, err=None) -> Any:
-    """Poll `predicate` until it returns something true; fail with `what` after `timeout`
-    (or at once when `proc` exited)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if proc is not None and proc.poll() is not None:
-            tail = err.read_stderr()[-3000:] if err is not None else ""
-            raise AssertionError(f"{what}: the process exited with {proc.returncode}: {tail}")
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for: {what}")
-        time.sleep(pause)
 
 
 def read_state(project) -> dict | None:

@@ -1,0 +1,80 @@
+"""`agent start|stop|status`: the project's resident agent by hand (commands start it by
+themselves in mode "auto"; see cli.agent_client)."""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+from cli import agent_client
+from cli.context import Context
+from cli.errors import CliError, LoggerUnreachableError, UsageError
+from sync import agent_socket
+
+
+def _ping(store_path: str) -> dict[str, Any] | None:
+    try:
+        answer = agent_client.ask(store_path, {"protocol": agent_socket.PROTOCOL, "op": "ping"},
+                                  timeout=5.0)
+    except agent_client.AgentLost:
+        return None
+    return answer if answer and answer.get("ok") else None
+
+
+def agent_status(store_path: str) -> dict[str, Any]:
+    """Whether an agent answers on the store's socket, and what it says of itself."""
+    answer = _ping(store_path)
+    if answer is not None:
+        return {"running": True, **{k: v for k, v in answer.items() if k != "ok"}}
+    path = agent_socket.socket_path(store_path)
+    return {"running": False, "socket": path, "stale_socket": os.path.lexists(path)}
+
+
+def _alive(pid: int) -> bool:
+    """Is `pid` a live process (a zombie counts as gone: it holds no lock, serves nothing)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().rsplit(b")", 1)[-1].split()[0] != b"Z"
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+
+
+def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
+    store_path = ctx.store().path
+    if args.action == "status":
+        return agent_status(store_path), "file"
+    if args.timeout is None or args.timeout <= 0:
+        raise UsageError("--timeout must be more than 0 seconds")
+    deadline = time.monotonic() + args.timeout
+    if args.action == "start":
+        if ctx.config.logger is None:
+            raise LoggerUnreachableError("no logger is configured (ailogger_client section): "
+                                         "an agent has nothing to serve")
+        started = None
+        while time.monotonic() < deadline:
+            answer = _ping(store_path)
+            if answer is not None:
+                return {"running": True, "started_now": started is not None,
+                        **{k: v for k, v in answer.items() if k != "ok"}}, "file"
+            if started is None:
+                started = agent_client.start(ctx)
+            time.sleep(0.05)
+        raise CliError(f"the agent did not answer within {args.timeout} s (see "
+                       f"{os.path.join(store_path, agent_socket.LOG_NAME)})",
+                       code="AGENT_NOT_STARTED")
+    answer = _ping(store_path)  # stop
+    if answer is None:
+        return {"running": False, "stopped": False}, "file"
+    pid = answer["pid"]
+    try:
+        agent_client.ask(store_path, {"protocol": agent_socket.PROTOCOL, "op": "stop"},
+                         timeout=5.0)
+    except agent_client.AgentLost:
+        pass  # it went away on its own
+    while _alive(pid):
+        if time.monotonic() >= deadline:
+            raise CliError(f"the agent (pid {pid}) did not exit within {args.timeout} s",
+                           code="AGENT_NOT_STOPPED")
+        time.sleep(0.05)
+    return {"running": False, "stopped": True, "pid": pid}, "file"

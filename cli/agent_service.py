@@ -1,0 +1,116 @@
+"""What the project's agent does with a request from the CLI (sync.agent_server moves the
+frames; cli.agent_client is the other end).
+
+- `ping`: who is serving (pid, socket, store, whether it was autostarted, its idle deadline).
+- `stop`: stop as on SIGTERM (the batch in flight finishes).
+- `deliver`: a `write` or `session` command appended a file: embed it within the budget (a
+  `.msg`), then the watcher forwards it and the Delivery says what became of it.
+- `run`: a read-side command, run here by the CLI's own code (cli.main.execute) on a copy of
+  the caller's arguments, so the stdout line and exit code are the ones the caller would have
+  produced itself. Fleet calls go through the agent's open links (sync.resident_links).
+
+A request for another store or another configuration file is declined (`mismatch`): the
+caller then does the work itself.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from outbox import names
+from outbox.contract import is_valid_session_id
+from outbox.store import PENDING, StoredFile
+from sync import agent_socket, delivery
+
+
+class AgentService:
+    def __init__(self, watcher, config_source: str | None) -> None:
+        self.watcher = watcher
+        self.store = watcher.store
+        self.config_source = config_source
+
+    def handle(self, request: dict[str, Any]) -> dict[str, Any]:
+        op = request.get("op")
+        if request.get("protocol") != agent_socket.PROTOCOL:
+            return {"ok": False, "mismatch": True,
+                    "error": f"protocol {request.get('protocol')!r} is not "
+                             f"{agent_socket.PROTOCOL}"}
+        self.watcher.touch()
+        if op == "ping":
+            return {"ok": True, **self.describe()}
+        if op == "stop":
+            self.watcher.request_stop("stop requested")
+            return {"ok": True, "pid": os.getpid()}
+        mismatch = self._mismatch(request)
+        if mismatch:
+            return {"ok": False, "mismatch": True, "error": mismatch}
+        if op == "deliver":
+            return self._deliver(request)
+        if op == "run":
+            return self._run(request)
+        return {"ok": False, "error": f"unknown op {op!r}"}
+
+    def describe(self) -> dict[str, Any]:
+        return {"pid": os.getpid(), "store": self.store.path,
+                **(self.watcher.agent_info() or {}), "status": self.watcher.report.status}
+
+    def _mismatch(self, request: dict[str, Any]) -> str | None:
+        if not isinstance(request.get("store"), str) \
+                or os.path.realpath(request["store"]) != os.path.realpath(self.store.path):
+            return f"this agent serves {self.store.path}"
+        theirs = request.get("config")
+        if not isinstance(theirs, str) or self.config_source is None \
+                or os.path.realpath(theirs) != os.path.realpath(self.config_source):
+            return f"this agent uses the configuration {self.config_source}"
+        return None
+
+    def _deliver(self, request: dict[str, Any]) -> dict[str, Any]:
+        session_id, name = request.get("session_id"), request.get("name")
+        wait, budget = request.get("wait"), request.get("embed_budget") or 0.0
+        if not isinstance(session_id, str) or not is_valid_session_id(session_id) \
+                or not isinstance(name, str) or not names.is_final(name) \
+                or not isinstance(wait, (int, float)) or not isinstance(budget, (int, float)):
+            return {"ok": False, "error": "a deliver request needs session_id, name, wait"}
+        embed = None
+        if budget > 0 and name.endswith(names.MESSAGE_EXT) \
+                and self.watcher.config.embedder is not None:
+            def embed() -> None:
+                self._embed(StoredFile(session_id, PENDING, name), float(budget))
+        settled = self.watcher.deliver(session_id, name, float(wait), embed)
+        return {"ok": True, "delivery": delivery.as_dict(settled)}
+
+    def _embed(self, file: StoredFile, budget: float) -> None:
+        """The vector of a message just written, as the write would have made it inline."""
+        from cli.write_cmd import embed_on_write
+        from outbox.records import as_dict
+        record = as_dict(self.store.load(file, "message"))
+        embed_on_write(_Scope(self.watcher.config, self.store), budget, file, record)
+
+    def _run(self, request: dict[str, Any]) -> dict[str, Any]:
+        argv = request.get("argv")
+        if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
+            return {"ok": False, "error": "a run request needs argv"}
+        from cli import main, output
+        from cli.context import Context
+        from cli.parser import build, command_in
+        args = build(command_in(argv)).parse_args(argv)
+        args.project_root = os.path.dirname(self.store.path)
+        args.config = self.config_source
+        ctx = Context(args)
+        try:
+            rc, envelope = main.execute(ctx, args)
+        finally:
+            ctx.close()
+        return {"ok": True, "exit_code": rc, "line": output.render(envelope)}
+
+
+class _Scope:
+    """The two things embed_on_write needs of a command's context."""
+
+    def __init__(self, config, store) -> None:
+        self.config = config
+        self._store = store
+
+    def store(self):
+        return self._store

@@ -1,0 +1,106 @@
+"""Where a project's agent listens, and how a request and its answer travel.
+
+The socket is `.agent-memory/.agent.sock`: inside the store (a 0700 directory), mode 0600, so
+only the store's owner can reach it; the agent also checks every peer's uid (SO_PEERCRED). A
+Unix socket name holds at most 107 bytes: for a deeper project the socket lives in
+`$XDG_RUNTIME_DIR/agent-memory/` (when that is a private directory of this user), else in
+`/tmp/agent-memory-<uid>/` (created 0700, refused unless it is a real directory owned by this
+user and closed to others), named by a hash of the store's path.
+
+One request per connection: a 4-byte big-endian length, then a JSON object; the answer comes
+back the same way. Pure standard library: the client side is on the write path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import stat
+import struct
+from typing import Any
+
+SOCKET_NAME = ".agent.sock"
+LOCK_NAME = ".agent.lock"
+LOG_NAME = ".agent.log"
+MAX_SOCKET_PATH = 107  # sun_path is 108 bytes with its terminating NUL
+MAX_FRAME = 64 << 20  # a 1 MiB text, escaped, and a read window fit with room to spare
+PROTOCOL = 1
+_HEADER = struct.Struct(">I")
+
+
+class AgentSocketError(OSError):
+    """The private directory for a long socket path cannot be trusted or made."""
+
+
+def socket_path(store_path: str) -> str:
+    """The agent's socket for the store at `store_path` (see the module's docstring)."""
+    inside = os.path.join(store_path, SOCKET_NAME)
+    if len(os.fsencode(inside)) <= MAX_SOCKET_PATH:
+        return inside
+    import hashlib
+    digest = hashlib.sha256(os.fsencode(os.path.realpath(store_path))).hexdigest()[:32]
+    return os.path.join(private_dir(), digest + ".sock")
+
+
+def private_dir() -> str:
+    """A directory only this user can enter, for socket names too long for the store."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime and _private(runtime):
+        path = os.path.join(runtime, "agent-memory")
+    else:
+        path = os.path.join("/tmp", f"agent-memory-{os.getuid()}")
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
+    if not _private(path):
+        raise AgentSocketError(f"{path} is not a private directory of uid {os.getuid()} "
+                               "(a real directory, owned by this user, mode 0700)")
+    return path
+
+
+def _private(path: str) -> bool:
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    return (stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid()
+            and not info.st_mode & 0o077)
+
+
+def peer_uid(sock: socket.socket) -> int:
+    """The uid of the process at the other end (Linux SO_PEERCRED)."""
+    raw = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    _pid, uid, _gid = struct.unpack("3i", raw)
+    return uid
+
+
+def send(sock: socket.socket, message: dict[str, Any]) -> None:
+    body = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    sock.sendall(_HEADER.pack(len(body)) + body)
+
+
+def receive(sock: socket.socket) -> dict[str, Any]:
+    """One message; ConnectionError when the peer closed or sent something else."""
+    (length,) = _HEADER.unpack(_read_exactly(sock, _HEADER.size))
+    if length > MAX_FRAME:
+        raise ConnectionError(f"a frame of {length} bytes is over the limit")
+    try:
+        message = json.loads(_read_exactly(sock, length))
+    except ValueError as exc:
+        raise ConnectionError(f"not a JSON frame: {exc}") from None
+    if not isinstance(message, dict):
+        raise ConnectionError("a frame that is not a JSON object")
+    return message
+
+
+def _read_exactly(sock: socket.socket, size: int) -> bytes:
+    chunks = []
+    while size:
+        chunk = sock.recv(min(size, 1 << 20))
+        if not chunk:
+            raise ConnectionError("the peer closed the connection")
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)

@@ -1,0 +1,74 @@
+"""The outcome of forwarding one file that a command just appended: one typed value, whoever
+forwarded it (the command itself, inline, or the project's agent over its socket).
+
+`cli.forwarding.answer` is the one place that turns it into the command's answer. It travels
+over the agent's socket as JSON (`as_dict` / `from_dict`), so the two paths cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+# Plain standard library (no msgspec, no dataclasses): this is on the write path.
+STATUSES = ("confirmed", "pending", "waiting", "refused", "quarantined", "failed")
+
+
+class Delivery(NamedTuple):
+    """What happened to one appended `.msg` or `.ses`.
+
+    confirmed    the logger has it; `answer` is the logger's own answer (None when it was
+                 confirmed without one reaching us: the file is in `.imported/`)
+    pending      not delivered yet (logger unreachable, another forwarder, no answer in time);
+                 `reason` says why; it stays in the outbox and is delivered later
+    waiting      it relates to or corrects a refused message (`waits_for`) and waits for it
+    refused      the logger refused it (`code`, `statement`); it stays pending
+    quarantined  refused for good, set aside in `.quarantine/`
+    failed       the logger failed without refusing (`reason`); it stays pending
+    """
+
+    status: str
+    answer: dict[str, Any] | None = None
+    reason: str | None = None
+    code: str | None = None
+    statement: str | None = None
+    waits_for: str | None = None
+
+
+def pending(reason: str) -> Delivery:
+    return Delivery("pending", reason=reason)
+
+
+def confirmed(answer: dict[str, Any] | None) -> Delivery:
+    return Delivery("confirmed", answer=answer if isinstance(answer, dict) else None)
+
+
+def from_outcome(outcome: Any) -> Delivery | None:
+    """The delivery of a file from the engine's Outcome (None while it is not settled)."""
+    info = outcome.info
+    if outcome.status == "confirmed":
+        return confirmed(info.get("answer"))
+    if outcome.status == "waiting":
+        return Delivery("waiting", waits_for=info.get("waits_for"))
+    if outcome.status in ("refused", "quarantined"):
+        return Delivery(outcome.status, code=info.get("code") or "REFUSED",
+                        statement=info.get("statement") or info.get("reason")
+                        or "refused by the logger")
+    return None
+
+
+def as_dict(delivery: Delivery) -> dict[str, Any]:
+    """The JSON-ready form (for the agent's socket): the fields that are set."""
+    return {key: value for key, value in delivery._asdict().items() if value is not None}
+
+
+def from_dict(value: Any) -> Delivery:
+    """Back from `as_dict`; ValueError when it is not a delivery."""
+    if not isinstance(value, dict) or value.get("status") not in STATUSES \
+            or not set(value) <= set(Delivery._fields):
+        raise ValueError(f"not a delivery: {value!r:.200}")
+    for key in ("reason", "code", "statement", "waits_for"):
+        if value.get(key) is not None and not isinstance(value[key], str):
+            raise ValueError(f"delivery field {key} is not a string")
+    if value.get("answer") is not None and not isinstance(value["answer"], dict):
+        raise ValueError("delivery answer is not an object")
+    return Delivery(**value)

@@ -1,0 +1,94 @@
+"""What a watcher knows about itself and publishes: its status, its last round, its last
+error, its totals, the backlog measured from the files, and (when it serves as the project's
+agent) the agent's socket and idle deadline. Written to `.agent-memory/.watcher.json` through
+sync.watcher_state; the watcher's summary on exit comes from here too."""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+from sync import watcher_state
+from sync.engine import SessionReport
+
+
+class WatcherReport:
+    def __init__(self, store_path: str, log) -> None:
+        self.path = store_path
+        self.log = log
+        self.pid = os.getpid()
+        self.started = watcher_state.iso()
+        self.status = "starting"
+        self.last_sync: dict[str, Any] | None = None
+        self.last_success: str | None = None
+        self.last_error: dict[str, Any] | None = None
+        self.last_backfill: dict[str, Any] | None = None
+        self.embed_error: dict[str, Any] | None = None
+        self.backlog: dict[str, Any] | None = None
+        self.agent: dict[str, Any] | None = None
+        self.next_attempt: float | None = None  # wall-clock time of the next try, backing off
+        self.totals = {"rounds": 0, "imported": 0, "events_applied": 0, "items_refused": 0,
+                       "waiting": 0, "quarantined": 0, "errors": 0, "vectors_written": 0,
+                       "answers": 0}
+        self.last_publish = 0.0
+
+    def account(self, reports: list[SessionReport], full: bool, seconds: float,
+                extra_imported: int) -> int:
+        """Count one round; returns how many items it moved (imported or applied)."""
+        imported = sum(r.imported for r in reports) + extra_imported
+        events = sum(r.events_applied for r in reports)
+        refused = sum(len(r.failed) for r in reports)
+        waiting = sum(len(r.waiting) for r in reports)
+        quarantined = sum(len(r.quarantined) for r in reports)
+        for key, value in (("imported", imported), ("events_applied", events),
+                           ("items_refused", refused), ("waiting", waiting),
+                           ("quarantined", quarantined), ("rounds", 1)):
+            self.totals[key] += value
+        if not reports and not full:
+            return 0
+        self.last_sync = {"at": watcher_state.iso(), "kind": "rescan" if full else "events",
+                          "sessions": len(reports), "imported": imported,
+                          "events_applied": events, "refused": refused, "waiting": waiting,
+                          "quarantined": quarantined, "seconds": round(seconds, 3)}
+        if imported or events or refused or quarantined:
+            self.log.info("round", **self.last_sync)
+        for report in reports:
+            for item in report.failed:
+                self.log.warning("refused", session_id=report.session_id, **item)
+            for item in report.quarantined:
+                self.log.warning("quarantined", session_id=report.session_id,
+                                 **{k: v for k, v in item.items() if k != "detail"})
+        return imported + events
+
+    def publish(self, force_backlog: bool, stopped_by: str | None = None,
+                stopped: bool = False) -> None:
+        if force_backlog or self.backlog is None:
+            try:
+                self.backlog = watcher_state.backlog(self.path)
+            except OSError as exc:
+                self.backlog = {"unavailable": str(exc)}
+        next_attempt = None
+        if self.next_attempt is not None and self.status == "backing_off":
+            next_attempt = watcher_state.iso(self.next_attempt)
+        state = {"pid": self.pid, "started": self.started, "updated": watcher_state.iso(),
+                 "status": self.status, "store": self.path,
+                 "last_sync": self.last_sync, "last_success": self.last_success,
+                 "last_error": self.last_error, "next_attempt": next_attempt,
+                 "backlog": self.backlog, "totals": dict(self.totals),
+                 "embedder": {"last_backfill": self.last_backfill,
+                              "last_error": self.embed_error},
+                 "agent": self.agent}
+        if stopped:
+            state["stopped"] = watcher_state.iso()
+            state["stop_reason"] = stopped_by
+        try:
+            watcher_state.write(self.path, state)
+        except OSError as exc:
+            self.log.warning("state_not_published", error=str(exc))
+        self.last_publish = time.monotonic()
+
+    def summary(self, reason: str | None) -> dict[str, Any]:
+        return {"watching": False, "refused": False, "pid": self.pid, "started": self.started,
+                "stopped": watcher_state.iso(), "reason": reason,
+                **self.totals, "last_error": self.last_error, "backlog": self.backlog}
