@@ -33,7 +33,6 @@ from sync import agent_socket
 
 ENV_MODE = "AGENT_MEMORY_AGENT"
 MODES = ("auto", "use", "off")
-SERVED = frozenset({"read", "get", "sessions", "search", "working-set"})
 CONNECT_TIMEOUT = 2.0
 RUN_TIMEOUT = 300.0
 LOG_ROTATE_BYTES = 8 << 20
@@ -108,13 +107,10 @@ def ask(store_path: str, message: dict[str, Any], timeout: float) -> dict[str, A
 
 
 def serve(ctx, args, argv: list[str]) -> tuple[int, str] | None:
-    """Run a read-side command in the agent: (exit code, the stdout line), or None to run it
-    here (no agent, another store or configuration, or the agent lost midway: reads are safe
-    to repeat)."""
+    """Run a read-side command (cli.main.SERVED, `status --probe`) in the agent: (exit code,
+    the stdout line), or None to run it here (no agent, another store or configuration, or
+    the agent lost midway: reads are safe to repeat)."""
     global _autostart_wanted
-    command = args.command
-    if command not in SERVED and not (command == "status" and args.probe):
-        return None
     if not _wanted(ctx):
         return None
     message = {**_identity(ctx), "op": "run", "argv": list(argv)}

@@ -12,7 +12,7 @@ logger's code, the file stays pending (and is quarantined after repeated refusal
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from cli.context import Context
 from cli.errors import CliError, LoggerUnreachableError, RefusedError
@@ -23,12 +23,30 @@ from sync.delivery import Delivery
 def forward(ctx: Context, file: StoredFile, file_answer: dict[str, Any],
             wait: float) -> tuple[dict[str, Any], str]:
     """Forward the session of `file` (through the agent when there is one) and answer for it."""
+    return answer(deliver(ctx, file, wait), file, file_answer)
+
+
+def deliver(ctx: Context, file: StoredFile, wait: float, embed_budget: float = 0.0,
+            embed_inline: Callable[[], Any] | None = None) -> Delivery:
+    """What became of `file`: the agent forwards it when one answers (and embeds it within
+    `embed_budget`); else `embed_inline()` and this process forwards it. An agent that started
+    meanwhile holds the sync lock: it is asked again before waiting for the lock."""
     from cli import agent_client
-    delivered = agent_client.deliver(ctx, file, wait)
-    if delivered is None:
-        from sync.runner import deliver
-        delivered = deliver(ctx.store(), ctx.config, file.session_id, file.name, lock_wait=wait)
-    return answer(delivered, file, file_answer)
+    from sync.runner import LockBusy, deliver as inline
+    delivered = agent_client.deliver(ctx, file, wait, embed_budget)
+    if delivered is not None:
+        return delivered
+    if embed_inline is not None:
+        embed_inline()
+    store = ctx.store()
+    try:
+        return inline(store, ctx.config, file.session_id, file.name, lock_wait=0.0,
+                      busy_raises=True)
+    except LockBusy:
+        delivered = agent_client.deliver(ctx, file, wait)
+        if delivered is not None:
+            return delivered
+    return inline(store, ctx.config, file.session_id, file.name, lock_wait=wait)
 
 
 def answer(delivered: Delivery, file: StoredFile,

@@ -45,6 +45,10 @@ def _dispatch(ctx, args) -> tuple[object, str]:
     raise UsageError(f"unknown command {command!r}")
 
 
+# Run by the agent when one answers (cli.agent_client.serve); `status` only with --probe.
+SERVED = frozenset({"read", "get", "sessions", "search", "working-set"})
+
+
 def execute(ctx, args) -> tuple[int, dict]:
     """Run one parsed command: (exit code, the envelope to print). The agent runs served
     commands through here too, so both paths answer the same bytes."""
@@ -83,16 +87,19 @@ def main(argv: list[str] | None = None) -> int:
             raise UsageError(f"`{args.command}` needs an action: run "
                              f"`agent-memory {args.command} --help`")
         from cli.context import Context
-        from cli import agent_client
         ctx = Context(args)
-        served = agent_client.serve(ctx, args, argv)
-        if served is not None:
-            rc, line = served
-            output.emit(line)
-            return rc
+        if args.command in SERVED or (args.command == "status" and args.probe):
+            from cli import agent_client
+            served = agent_client.serve(ctx, args, argv)
+            if served is not None:
+                rc, line = served
+                output.emit(line)
+                return rc
         rc, envelope = execute(ctx, args)
         output.emit(output.render(envelope))
-        agent_client.after_command(ctx)
+        agent_client = sys.modules.get("cli.agent_client")
+        if agent_client is not None:  # loaded by a command that looked for the agent
+            agent_client.after_command(ctx)
         return rc
     except CliError as exc:
         output.failure(exc)

@@ -132,14 +132,12 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
                                "content", code=contract.MESSAGE_CONFLICT) from None
     answer = append_answer(file, record)
     if side == "logger" and file.area == "pending":
-        from cli import agent_client, forwarding
-        delivered = agent_client.deliver(ctx, file, args.wait, embed_budget=budget)
-        if delivered is None:  # no agent: embed and forward here
-            if ctx.config.embedder is not None:
+        from cli import forwarding
+        embed_here = None
+        if ctx.config.embedder is not None:
+            def embed_here() -> None:
                 embed_on_write(ctx, budget, file, record)
-            from sync.runner import deliver
-            delivered = deliver(store, ctx.config, file.session_id, file.name,
-                                lock_wait=args.wait)
+        delivered = forwarding.deliver(ctx, file, args.wait, budget, embed_here)
         return forwarding.answer(delivered, file, answer)
     if file.area == "pending" and ctx.config.embedder is not None:
         embed_on_write(ctx, budget, file, record)

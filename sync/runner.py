@@ -90,13 +90,16 @@ def forward_session(store: Store, config: Config, session_id: str, lock_wait: fl
 
 
 def deliver(store: Store, config: Config, session_id: str, name: str,
-            lock_wait: float) -> delivery.Delivery:
+            lock_wait: float, busy_raises: bool = False) -> delivery.Delivery:
     """Forward the session of a file a command just appended, inline, and say what became of
-    that file. Never raises for the logger's sake: every outcome is a Delivery."""
+    that file. Never raises for the logger's sake: every outcome is a Delivery (LockBusy is
+    raised instead with `busy_raises`)."""
     from sync.failures import Failed, Refused, Unreachable
     try:
         report = forward_session(store, config, session_id, lock_wait=lock_wait, answer_for=name)
     except LockBusy as exc:
+        if busy_raises:
+            raise
         return delivery.pending(f"another process (pid {exc.holder}) is forwarding this store; "
                                 "it will deliver this too")
     except Unreachable as exc:

@@ -268,13 +268,15 @@ class Watcher:
                         await asyncio.to_thread(embed)
                     except Exception as exc:  # noqa: BLE001 - the backfill embeds it later
                         self.log.info("no_vector_on_write", file=name, error=str(exc)[:500])
+        if wait <= 0:  # fire and forget: the answer never depends on a round's timing
+            self._note_event("message" if name.endswith(names.MESSAGE_EXT) else "session",
+                             session_id)
+            return delivery.pending(f"handed to the agent (pid {self.pid}), which delivers it")
         settled = self._settlements.known(name) or self._already_settled(session_id, name)
         if settled is not None:
             return await self._completed(settled, name)
         self._note_event("message" if name.endswith(names.MESSAGE_EXT) else "session",
                          session_id)
-        if wait <= 0:
-            return delivery.pending(f"handed to the agent (pid {self.pid}), which delivers it")
         now = time.monotonic()
         if self._retry_at is not None and now < self._retry_at:
             if now < self._next_probe:

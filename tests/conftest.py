@@ -13,6 +13,10 @@ fleet_factory      fleet_factory(embed_model="hash-1024", faults=None, logger_po
 unique_session_id  a fresh, valid session id per test.
 synced_project     a scratch git project (tests/amtest.Project) configured for the shared fleet.
 offline_config     a configuration path whose logger and embedder listen nowhere.
+
+At the end of the run no agent (`sync --watch`) of any test project may be left running: the
+fixtures that start them stop them, and `no_agent_left` fails the run (after killing them)
+when one was forgotten.
 """
 
 from __future__ import annotations
@@ -23,10 +27,24 @@ import uuid
 
 import pytest
 
-from amtest import make_project
+from amtest import make_project, watcher_pids
 from fleetutil import offline_document
 
 from ops.fleet.handle import Fleet
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_agent_left(tmp_path_factory):
+    yield
+    import signal
+    base = str(tmp_path_factory.getbasetemp())
+    left = watcher_pids(base)
+    for pid in left:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    assert not left, f"agents (sync --watch) left running after the tests: pids {left}"
 
 
 @pytest.fixture(scope="session")

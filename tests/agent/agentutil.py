@@ -8,7 +8,7 @@ import os
 import signal
 import time
 
-from amtest import Project, make_project, wait_for
+from amtest import Project, make_project, wait_for, watcher_pids
 
 
 def agent_project(tmp_path, config: str, name: str = "project", **env: str) -> Project:
@@ -23,22 +23,7 @@ def agent_project(tmp_path, config: str, name: str = "project", **env: str) -> P
 
 def agent_pids(project: Project) -> list[int]:
     """Live `sync --watch` processes serving this project (by their command line)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as handle:
-                argv = handle.read().split(b"\0")
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                state = handle.read().rsplit(b")", 1)[-1].split()[0]
-        except OSError:
-            continue
-        if state == b"Z" or b"--watch" not in argv:
-            continue
-        if os.fsencode(project.root) in argv:
-            found.append(int(entry))
-    return found
+    return watcher_pids(project.root)
 
 
 def status(project: Project) -> dict:

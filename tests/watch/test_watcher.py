@@ -37,7 +37,8 @@ def test_writes_reach_the_logger_through_the_watcher(synced_project, fleet, watc
         assert result.out["store"] == "logger", (result.stdout, watcher.read_stderr()[-6000:])
         assert result.data["sequence_number"] == i  # the logger's number, not the file's
         ids.append(result.data["message_id"])
-    # --wait 0: handed over at once, still pending in the answer; the watcher delivers it
+    # --wait 0: handed over without waiting for the logger, so still pending in the answer
+    # (whether or not a round confirmed it meanwhile); the watcher delivers it
     quick = p.cli(*message_args(sid, "no waiting"), "--wait", "0")
     assert quick.rc == 0 and quick.out["store"] == "file", quick.stdout
     assert quick.data["forwarded"] is False

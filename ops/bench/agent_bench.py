@@ -1,0 +1,167 @@
+"""Benchmark: commands served by the project's agent against the same commands with `--store
+file`, and the first write that starts the agent against today's inline write. Whole CLI
+processes, interleaved (agent, file, agent, file...), medians, a private reference fleet.
+
+1. With the fleet up and an agent running: `write` (the default, embedding and confirmation
+   included) vs `write --store file`; `read`, `get`, `working-set`, `search` (its query
+   vector cached after the first call) each vs the same command with `--store file`.
+2. The first `write` with no agent running in mode auto (inline, then it starts the agent) vs
+   `write --no-agent` (today's inline path), each in a fresh project; the agent is stopped
+   before the next pair.
+
+    python -m ops.bench.agent_bench [--pairs 20] [--first-pairs 8]
+
+Targets: each served command at most 1.5x its `--store file` twin; the autostarting write no
+slower than the inline one. Prints one JSON object; progress on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from ops.fleet.handle import Fleet
+
+CLI = os.path.join(os.path.dirname(sys.executable), "agent-memory")
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def ms(value: float) -> float:
+    return round(value * 1000, 1)
+
+
+def run(args: list[str], cwd: Path, env: dict[str, str]) -> tuple[dict, float]:
+    start = time.perf_counter()
+    done = subprocess.run([CLI, *args], cwd=cwd, env=env, capture_output=True, check=False)
+    elapsed = time.perf_counter() - start
+    answer = json.loads(done.stdout)
+    if not answer.get("success"):
+        raise RuntimeError(f"{args}: {done.stdout!r} {done.stderr[-2000:]!r}")
+    return answer, elapsed
+
+
+def project(base: Path, name: str, env: dict[str, str]) -> Path:
+    root = base / name
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    run(["store", "init"], root, env)
+    return root
+
+
+def write_args(sid: str, text: str) -> list[str]:
+    return ["write", "--session-id", sid, "--sender-kind", "human", "--sender-identity",
+            "alice", "--receiver-kind", "model", "--receiver-identity", "claude", "--text", text]
+
+
+def open_args(sid: str) -> list[str]:
+    return ["session", "open", "--session-id", sid, "--project-id", "bench", "--dialogue-kind",
+            "human,model", "--participant", "alice", "claude"]
+
+
+def pairs(name: str, served: list[str], plain: list[str], cwd: Path, env: dict[str, str],
+          count: int) -> dict:
+    run(served, cwd, env), run(plain, cwd, env)  # warm: page cache, query vector
+    agent_times, file_times, stores = [], [], set()
+    for _ in range(count):
+        answer, seconds = run(served, cwd, env)
+        agent_times.append(seconds)
+        stores.add(answer["store"])
+        file_times.append(run(plain, cwd, env)[1])
+    agent, file = statistics.median(agent_times), statistics.median(file_times)
+    log(f"{name}: agent {ms(agent)} ms, --store file {ms(file)} ms")
+    return {"agent_median_ms": ms(agent), "file_median_ms": ms(file),
+            "ratio": round(agent / file, 2), "agent_answered_from": sorted(stores)}
+
+
+def served_commands(base: Path, config: str, env: dict[str, str], count: int) -> dict:
+    root = project(base, "served", env)
+    prefix = ["--config", config]
+    sid = "bench-served"
+    run([*prefix, "agent", "start"], root, env)
+    run([*prefix, *open_args(sid)], root, env)
+    first, _ = run([*prefix, *write_args(sid, "agents keep their memory in the outbox")],
+                   root, env)
+    for i in range(20):
+        run([*prefix, *write_args(sid, f"message {i} about memory and vectors")], root, env)
+    message_id = first["data"]["message_id"]
+    results = {}
+    try:
+        results["write"] = pairs(
+            "write", [*prefix, *write_args(sid, "a served write of a few words")],
+            [*prefix, "--store", "file", *write_args(sid + "-file", "a file write")],
+            root, env, count)
+        reads = {
+            "read": ["read", "--session-id", sid, "--block-size", "20"],
+            "get": ["get", message_id],
+            "working-set": ["working-set", "--session-id", sid, "--anchor-text", "memory"],
+            "search": ["search", "--query", "memory and vectors", "--scope", "session",
+                       "--target", sid],
+        }
+        for name, args in reads.items():
+            results[name] = pairs(name, [*prefix, *args], [*prefix, "--store", "file", *args],
+                                  root, env, count)
+    finally:
+        run([*prefix, "agent", "stop"], root, env)
+    return results
+
+
+def first_writes(base: Path, config: str, env: dict[str, str], count: int) -> dict:
+    prefix = ["--config", config]
+    autostart, inline = [], []
+    for i in range(count):
+        for kind in ("autostart", "inline"):
+            root = project(base, f"first-{kind}-{i}", env)
+            sid = f"bench-first-{i}"
+            extra = ["--no-agent"] if kind == "inline" else []
+            run([*prefix, "--no-agent", *open_args(sid)], root, env)
+            answer, seconds = run([*prefix, *extra, *write_args(sid, "the first write")],
+                                  root, env)
+            if answer["store"] != "logger":
+                raise RuntimeError(f"the first write answered from {answer['store']}")
+            (autostart if kind == "autostart" else inline).append(seconds)
+            if kind == "autostart":
+                deadline = time.monotonic() + 60
+                while not run([*prefix, "agent", "status"], root, env)[0]["data"]["running"]:
+                    if time.monotonic() > deadline:
+                        raise RuntimeError("the autostarted agent did not come up")
+                    time.sleep(0.05)
+                run([*prefix, "agent", "stop"], root, env)
+    a, b = statistics.median(autostart), statistics.median(inline)
+    log(f"first write: autostart {ms(a)} ms, inline {ms(b)} ms")
+    return {"autostart_median_ms": ms(a), "inline_median_ms": ms(b), "ratio": round(a / b, 2)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pairs", type=int, default=20)
+    parser.add_argument("--first-pairs", type=int, default=8)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp)
+        fleet = Fleet(base / "fleet", owner_pid=os.getpid()).start()
+        try:
+            env = {**os.environ, "HOME": tmp, "AGENT_MEMORY_AGENT": "auto"}
+            env.pop("AGENT_MEMORY_CONFIG", None)
+            config = str(fleet.config_path)
+            log(f"served commands, {args.pairs} interleaved pairs each")
+            served = served_commands(base, config, env, args.pairs)
+            log(f"first write, {args.first_pairs} pairs")
+            first = first_writes(base, config, env, args.first_pairs)
+        finally:
+            fleet.stop()
+    print(json.dumps({"served_vs_store_file": served, "first_write": first,
+                      "targets": {"served_ratio": 1.5, "first_write_ratio": 1.0}}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
