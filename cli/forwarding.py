@@ -12,7 +12,9 @@ logger's code, the file stays pending (and is quarantined after repeated refusal
 
 from __future__ import annotations
 
-from typing import Any, Callable
+TYPE_CHECKING = False  # typing costs the write path 3 ms: annotations only
+if TYPE_CHECKING:
+    from typing import Any, Callable
 
 from cli.context import Context
 from cli.errors import CliError, LoggerUnreachableError, RefusedError
@@ -32,10 +34,10 @@ def deliver(ctx: Context, file: StoredFile, wait: float, embed_budget: float = 0
     `embed_budget`); else `embed_inline()` and this process forwards it. An agent that started
     meanwhile holds the sync lock: it is asked again before waiting for the lock."""
     from cli import agent_client
-    from sync.runner import LockBusy, deliver as inline
     delivered = agent_client.deliver(ctx, file, wait, embed_budget)
     if delivered is not None:
         return delivered
+    from sync.runner import LockBusy, deliver as inline  # asyncio and the engine: not before
     if embed_inline is not None:
         embed_inline()
     store = ctx.store()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # typing costs the write path 3 ms: annotations only
+if TYPE_CHECKING:
+    from typing import Any
 
 from cli import inputs
 from cli.errors import RefusedError

@@ -27,16 +27,29 @@ def alive(pid: int) -> bool:
     return fields is not None and fields[0] not in ("Z", "X")
 
 
-def group_members(pgid: int) -> list[int]:
-    """Live (non-zombie) processes of a process group."""
+def group_members(pgid: int, zombies: bool = False) -> list[int]:
+    """Processes of a process group: the live ones, and with `zombies` also those that exited
+    but whose parent has not collected them yet (their pids still exist)."""
     members = []
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
         fields = _stat_fields(int(entry.name))
-        if fields and fields[0] not in ("Z", "X") and int(fields[2]) == pgid:
+        if fields and (zombies or fields[0] not in ("Z", "X")) and int(fields[2]) == pgid:
             members.append(int(entry.name))
     return members
+
+
+def _wait_gone(pgid: int, seconds: float) -> list[int]:
+    """Wait until no pid of the group exists any more (zombies collected by their parent);
+    the pids still there after `seconds`."""
+    deadline = time.monotonic() + seconds
+    while True:
+        _reap(pgid)
+        left = group_members(pgid, zombies=True)
+        if not left or time.monotonic() >= deadline:
+            return left
+        time.sleep(0.02)
 
 
 def _reap(pid: int) -> None:
@@ -48,11 +61,13 @@ def _reap(pid: int) -> None:
 
 
 def stop_group(pgid: int, grace: float = 5.0) -> dict:
-    """SIGTERM the group, wait up to `grace`, then SIGKILL what is left. Reports what happened."""
+    """SIGTERM the group, wait up to `grace`, then SIGKILL what is left; return once every
+    process of the group has exited and been collected (no pid of it exists any more). Reports
+    what happened; `unreaped` lists pids whose parent did not collect them within 5 s."""
     report = {"pid": pgid, "stopped": True, "killed": False}
     if not group_members(pgid):
-        _reap(pgid)
         report["stopped"] = False  # nothing was running
+        _finish(pgid, report)
         return report
     try:
         os.killpg(pgid, signal.SIGTERM)
@@ -62,6 +77,7 @@ def stop_group(pgid: int, grace: float = 5.0) -> dict:
     while time.monotonic() < deadline:
         _reap(pgid)
         if not group_members(pgid):
+            _finish(pgid, report)
             return report
         time.sleep(0.02)
     report["killed"] = True
@@ -73,5 +89,11 @@ def stop_group(pgid: int, grace: float = 5.0) -> dict:
     while group_members(pgid) and time.monotonic() < deadline:
         _reap(pgid)
         time.sleep(0.02)
-    _reap(pgid)
+    _finish(pgid, report)
     return report
+
+
+def _finish(pgid: int, report: dict) -> None:
+    left = _wait_gone(pgid, 5.0)
+    if left:
+        report["unreaped"] = left

@@ -73,6 +73,8 @@ def test_up_status_down_leaves_no_process_behind(tmp_path):
         run(use_the_queue())
         groups = [up["logger"]["pid"], up["embedder"]["pid"]]
         assert len(procs.group_members(groups[0])) >= 2  # server + queue worker(s)
+        every_pid = procs.group_members(groups[0], zombies=True) \
+            + procs.group_members(groups[1], zombies=True)
         again_rc, again, _ = fleet_cli("up", "--data", str(data))
         assert again_rc == 1 and "already running" in again["error"]
     finally:
@@ -80,6 +82,9 @@ def test_up_status_down_leaves_no_process_behind(tmp_path):
     assert rc == 0 and down["logger"]["stopped"] and down["embedder"]["stopped"]
     assert not down["logger"]["killed"] and not down["embedder"]["killed"]
     assert procs.group_members(groups[0]) == [] and procs.group_members(groups[1]) == []
+    # returned only once every process exited and was collected: not one pid is left
+    assert [pid for pid in every_pid if os.path.exists(f"/proc/{pid}")] == []
+    assert "unreaped" not in down["logger"] and "unreaped" not in down["embedder"]
     rc, status, _ = fleet_cli("status", "--data", str(data))
     assert rc == 1 and not status["logger"]["answers"] and not status["logger"]["running"]
     assert (data / "logger.log").exists() and (data / "embedder.log").exists()
