@@ -56,6 +56,44 @@ def from_outcome(outcome: Any) -> Delivery | None:
     return None
 
 
+def lacks_number(settled: Delivery, name: str) -> bool:
+    """A confirmed message whose answer has no sequence number (it was confirmed through
+    messages_import, whose outcomes carry none): message_get gives it (`completed`)."""
+    return (settled.status == "confirmed" and name.endswith(".msg")
+            and not (isinstance(settled.answer, dict) and "sequence_number" in settled.answer))
+
+
+async def completed(link, settled: Delivery, message_id: str) -> Delivery:
+    """`settled` with the logger's append answer, sequence number included, from message_get
+    (as it is when the logger cannot be asked: the message is confirmed either way)."""
+    try:
+        entry = await link.call("message_get", message_id=message_id)
+    except Exception:  # noqa: BLE001 - confirmed either way; the answer just lacks its number
+        return settled
+    if not isinstance(entry, dict) or "sequence_number" not in entry:
+        return settled
+    return confirmed(append_answer(entry, settled.answer))
+
+
+def append_answer(entry: dict[str, Any], known: dict[str, Any] | None) -> dict[str, Any]:
+    """The append answer's five facts (message_id, sequence_number, audience, text_head,
+    text_tail) from a `message_get` entry and what the import said of the message."""
+    known = known or {}
+    audience = entry.get("audience") or known.get("audience")
+    if audience is None and "receiver_kind" in entry:
+        audience = {"receiver_kind": entry["receiver_kind"],
+                    "receiver_identity": entry.get("receiver_identity")}
+    answer = {"message_id": known.get("message_id", entry.get("message_id")),
+              "sequence_number": entry.get("sequence_number"), "audience": audience}
+    if known.get("text_head") is not None:
+        answer["text_head"] = known["text_head"]
+        answer["text_tail"] = known.get("text_tail")
+    elif isinstance(entry.get("text"), str):
+        from outbox.contract import excerpts
+        answer.update(excerpts(entry["text"]))
+    return answer
+
+
 def as_dict(delivery: Delivery) -> dict[str, Any]:
     """The JSON-ready form (for the agent's socket): the fields that are set."""
     return {key: value for key, value in delivery._asdict().items() if value is not None}

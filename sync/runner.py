@@ -41,25 +41,15 @@ async def _run(store: Store, config: Config, policy: RetryPolicy, limits: Limits
 
 
 async def _complete_answer(link: LoggerLink, report: SessionReport, name: str) -> None:
-    """A message confirmed through messages_import has no sequence number in its outcome; the
-    interactive answer gets the logger's from message_get."""
+    """The interactive answer of a message confirmed through messages_import gets the logger's
+    sequence number (sync.delivery.completed)."""
     outcome = report.outcomes.get(name)
-    if outcome is None or outcome.status != "confirmed" or not name.endswith(".msg"):
+    settled = delivery.from_outcome(outcome) if outcome is not None else None
+    if settled is None or not delivery.lacks_number(settled, name):
         return
-    answer = outcome.info["answer"]
-    if "sequence_number" in answer:
-        return
-    try:
-        entry = await link.call("message_get", message_id=answer["message_id"])
-    except Exception:  # the message is confirmed either way; the answer just lacks a number
-        return
-    if isinstance(entry, dict) and "sequence_number" in entry:
-        outcome.info["answer"] = {"message_id": answer["message_id"],
-                                  "sequence_number": entry["sequence_number"],
-                                  "audience": {"receiver_kind": entry.get("receiver_kind"),
-                                               "receiver_identity": entry.get("receiver_identity")},
-                                  "text_head": answer.get("text_head"),
-                                  "text_tail": answer.get("text_tail")}
+    from outbox import names
+    done = await delivery.completed(link, settled, names.parse_final_name(name)[1])
+    outcome.info["answer"] = done.answer
 
 
 def run(store: Store, config: Config, *, session_id: str | None = None,

@@ -310,20 +310,16 @@ class Watcher:
                                 "s; it stays pending and the agent delivers it")
 
     async def _completed(self, settled: Delivery, name: str) -> Delivery:
-        """A confirmed message carries the logger's append answer, sequence number included
-        (an item confirmed through messages_import has none: message_get gives it)."""
-        if settled.status != "confirmed" or not name.endswith(names.MESSAGE_EXT) \
-                or _has_number(settled.answer):
+        """A confirmed message carries the logger's append answer, sequence number included."""
+        if not delivery.lacks_number(settled, name):
             return settled
-        parsed = names.parse_final_name(name)
         try:
             link = await self._ensure_link()
-            entry = await link.call("message_get", message_id=parsed[1])
         except Exception:  # noqa: BLE001 - confirmed either way; the answer lacks its number
             return settled
-        completed = delivery.confirmed(_append_answer(entry, settled.answer))
-        self._settlements.remember(name, completed)
-        return completed
+        done = await delivery.completed(link, settled, names.parse_final_name(name)[1])
+        self._settlements.remember(name, done)
+        return done
 
     # ============================================================================ main loop ===
     async def _main(self) -> None:
@@ -708,29 +704,6 @@ def _failure_delivery(exc: BaseException) -> Delivery:
     if isinstance(exc, Refused):
         return Delivery("refused", code=exc.code, statement=exc.statement)
     return Delivery("failed", reason=describe(exc))
-
-
-def _has_number(answer: Any) -> bool:
-    return isinstance(answer, dict) and "sequence_number" in answer
-
-
-def _append_answer(entry: Any, known: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The append answer's five facts from a `message_get` entry (and what the import said)."""
-    from outbox.contract import excerpts
-    entry = entry if isinstance(entry, dict) else {}
-    known = known or {}
-    audience = entry.get("audience") or known.get("audience")
-    if audience is None and "receiver_kind" in entry:  # a messages_read entry carries these
-        audience = {"receiver_kind": entry["receiver_kind"],
-                    "receiver_identity": entry.get("receiver_identity")}
-    answer = {"message_id": entry.get("message_id", known.get("message_id")),
-              "sequence_number": entry.get("sequence_number"), "audience": audience}
-    if known.get("text_head") is not None:
-        answer["text_head"] = known["text_head"]
-        answer["text_tail"] = known.get("text_tail")
-    elif isinstance(entry.get("text"), str):
-        answer.update(excerpts(entry["text"]))
-    return answer
 
 
 def install_log_bridge(log) -> None:
