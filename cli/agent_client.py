@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 import socket
+
 TYPE_CHECKING = False  # typing costs the write path 3 ms: annotations only
 if TYPE_CHECKING:
     from typing import Any
@@ -74,20 +75,12 @@ def _identity(ctx) -> dict[str, Any]:
             "config": ctx.config.source}
 
 
-def connect(store_path: str, timeout: float = CONNECT_TIMEOUT) -> socket.socket | None:
+def connect(store_path: str, timeout: float = CONNECT_TIMEOUT):
     """A connection to the store's agent; None when none answers (no socket, or a stale one)."""
     try:
-        path = agent_socket.socket_path(store_path)
-    except OSError:
-        return None
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
-    sock.settimeout(timeout)
-    try:
-        sock.connect(path)
+        return agent_socket.connect(agent_socket.socket_path(store_path), timeout)
     except OSError:  # ENOENT: none; ECONNREFUSED: a dead agent's socket; EACCES: not ours
-        sock.close()
         return None
-    return sock
 
 
 def ask(store_path: str, message: dict[str, Any], timeout: float) -> dict[str, Any] | None:
@@ -96,7 +89,7 @@ def ask(store_path: str, message: dict[str, Any], timeout: float) -> dict[str, A
     sock = connect(store_path)
     if sock is None:
         return None
-    with sock:
+    try:
         try:
             agent_socket.send(sock, message)
         except OSError:
@@ -106,6 +99,8 @@ def ask(store_path: str, message: dict[str, Any], timeout: float) -> dict[str, A
             return agent_socket.receive(sock)
         except (OSError, ConnectionError) as exc:
             raise AgentLost(str(exc) or type(exc).__name__) from None
+    finally:
+        sock.close()
 
 
 def serve(ctx, args, argv: list[str]) -> tuple[int, str] | None:

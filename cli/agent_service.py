@@ -3,8 +3,9 @@ frames; cli.agent_client is the other end).
 
 - `ping`: who is serving (pid, socket, store, whether it was autostarted, its idle deadline).
 - `stop`: stop as on SIGTERM (the batch in flight finishes).
-- `deliver`: a `write` or `session` command appended a file: embed it within the budget (a
-  `.msg`), then the watcher forwards it and the Delivery says what became of it.
+- `deliver`: a `write` or `session` command appended a file: the watcher forwards it at once
+  while its vector is made (a `.msg`, within the budget), and the Delivery says what became
+  of it.
 - `run`: a read-side command, run here by the CLI's own code (cli.main.execute) on a copy of
   the caller's arguments, so the stdout line and exit code are the ones the caller would have
   produced itself. Fleet calls go through the agent's open links (sync.resident_links).
@@ -75,17 +76,17 @@ class AgentService:
         embed = None
         if budget > 0 and name.endswith(names.MESSAGE_EXT) \
                 and self.watcher.config.embedder is not None:
-            def embed() -> None:
-                self._embed(StoredFile(session_id, PENDING, name), float(budget))
+            def embed() -> dict[str, Any] | None:
+                return self._vector(StoredFile(session_id, PENDING, name), float(budget))
         settled = self.watcher.deliver(session_id, name, float(wait), embed)
         return {"ok": True, "delivery": delivery.as_dict(settled)}
 
-    def _embed(self, file: StoredFile, budget: float) -> None:
-        """The vector of a message just written, as the write would have made it inline."""
-        from cli.write_cmd import embed_on_write
+    def _vector(self, file: StoredFile, budget: float) -> dict[str, Any] | None:
+        """The `.emb` record of a message just written, as the write would have made it."""
+        from cli.write_cmd import vector_record
         from outbox.records import as_dict
         record = as_dict(self.store.load(file, "message"))
-        embed_on_write(_Scope(self.watcher.config, self.store), budget, file, record)
+        return vector_record(self.watcher.config, budget, record, file.relpath)
 
     def _run(self, request: dict[str, Any]) -> dict[str, Any]:
         argv = request.get("argv")
@@ -103,14 +104,3 @@ class AgentService:
         finally:
             ctx.close()
         return {"ok": True, "exit_code": rc, "line": output.render(envelope)}
-
-
-class _Scope:
-    """The two things embed_on_write needs of a command's context."""
-
-    def __init__(self, config, store) -> None:
-        self.config = config
-        self._store = store
-
-    def store(self):
-        return self._store

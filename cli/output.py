@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+
 TYPE_CHECKING = False  # typing costs the write path 3 ms: annotations only
 if TYPE_CHECKING:
     from typing import Any

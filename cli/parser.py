@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+
 TYPE_CHECKING = False  # typing costs the write path 3 ms: annotations only
 if TYPE_CHECKING:
     from typing import NoReturn

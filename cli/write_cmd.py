@@ -84,28 +84,41 @@ def embed_budget(args, store_mode: str) -> float:
     return max(0.0, value)
 
 
-def embed_on_write(ctx: Context, budget: float, file: StoredFile,
-                   record: dict[str, Any]) -> bool:
-    """The `.emb` beside the new `.msg` when the embedder answers within the budget. Any
-    failure leaves the `.msg` alone (the write still succeeds): `embed` or the watcher fills the
-    vector later. A vector of another model or dimension is never written."""
+def vector_record(config, budget: float, record: dict[str, Any],
+                  where: str) -> dict[str, Any] | None:
+    """The `.emb` record of a new message when the embedder answers within the budget, else
+    None (a line on stderr says why): the write still succeeds and `embed` or the watcher fills
+    the vector later. A vector of another model or dimension is never returned."""
     if budget <= 0:
-        return False
+        return None
     from sync.embedder_link import embed_now
     from sync.logger_link import RetryPolicy
     try:
-        vector = embed_now(ctx.config, [record["text"]], budget=budget,
+        vector = embed_now(config, [record["text"]], budget=budget,
                            policy=RetryPolicy(attempts=2, initial=0.05, maximum=0.2))[0]
-        model = ctx.config.embedding_model
-        ctx.store().append_vector(file.session_id, file.name, encoding.vector(
-            message_id=record["message_id"], model=model["model"],
-            dimension=int(model["dimension"]), embedding=vector))
-    except FileExistsError:
-        return True
     except Exception as exc:  # embedder down, slow, refusing or mismatched: .msg stands alone
         import sys
-        sys.stderr.write(f"agent-memory: no vector for {file.relpath} yet: "
+        sys.stderr.write(f"agent-memory: no vector for {where} yet: "
                          f"{type(exc).__name__}: {exc}\n")
+        return None
+    model = config.embedding_model
+    return encoding.vector(message_id=record["message_id"], model=model["model"],
+                           dimension=int(model["dimension"]), embedding=vector)
+
+
+def embed_on_write(ctx: Context, budget: float, file: StoredFile,
+                   record: dict[str, Any]) -> bool:
+    """The `.emb` beside the new `.msg` when the embedder answers within the budget."""
+    vector = vector_record(ctx.config, budget, record, file.relpath)
+    if vector is None:
+        return False
+    try:
+        ctx.store().append_vector(file.session_id, file.name, vector)
+    except FileExistsError:  # the watcher's backfill was quicker
+        pass
+    except OSError as exc:
+        import sys
+        sys.stderr.write(f"agent-memory: no vector for {file.relpath} yet: {exc}\n")
         return False
     return True
 

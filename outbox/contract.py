@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import re
 from datetime import datetime, timezone
+
 TYPE_CHECKING = False  # typing costs the write path 3 ms: annotations only
 if TYPE_CHECKING:
     from typing import Any

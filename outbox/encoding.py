@@ -10,6 +10,7 @@ msgspec schema and compare, so the two cannot drift apart silently.
 from __future__ import annotations
 
 import json
+
 TYPE_CHECKING = False  # typing costs the write path 3 ms: annotations only
 if TYPE_CHECKING:
     from typing import Any

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+
 TYPE_CHECKING = False  # typing costs the write path 3 ms: annotations only
 if TYPE_CHECKING:
     from typing import Any

@@ -125,6 +125,7 @@ class Watcher:
         self._main_task: asyncio.Task | None = None
         self._ready = threading.Event()  # the loop runs: deliver() may use it
         self._engine_lock: asyncio.Lock | None = None
+        self._background: set[asyncio.Future] = set()  # vectors of fire-and-forget writes
         # logger link and backoff
         self._link = None
         self._backoff = Backoff(self.options.backoff_initial, self.options.backoff_max,
@@ -244,7 +245,8 @@ class Watcher:
     def deliver(self, session_id: str, name: str, wait: float,
                 embed: Callable[[], Any] | None = None) -> Delivery:
         """What became of a file a command just appended (thread-safe; the agent's request
-        threads call it). `embed` writes its vector first, while no round moves the file."""
+        threads call it). `embed()` makes its `.emb` record, in a worker thread while the file
+        is forwarded; it is written beside the `.msg` wherever that is by then."""
         self.touch()
         self._ready.wait(wait + 30.0)  # a request that came while the agent was starting
         loop = self._loop
@@ -261,22 +263,45 @@ class Watcher:
 
     async def _deliver(self, session_id: str, name: str, wait: float,
                        embed: Callable[[], Any] | None) -> Delivery:
+        vector = None
         if embed is not None:
-            async with self._engine_lock:
-                if self.store.area_of(session_id, name) == PENDING:
-                    try:
-                        await asyncio.to_thread(embed)
-                    except Exception as exc:  # noqa: BLE001 - the backfill embeds it later
-                        self.log.info("no_vector_on_write", file=name, error=str(exc)[:500])
+            vector = asyncio.ensure_future(self._make_vector(session_id, name, embed))
+            self._background.add(vector)
+            vector.add_done_callback(self._background.discard)
+        settled = await self._settle_file(session_id, name, wait)
+        if vector is not None and wait > 0:
+            await vector  # as inline: the answer comes once the vector is there (or not)
+        return settled
+
+    async def _make_vector(self, session_id: str, name: str, embed: Callable[[], Any]) -> None:
+        try:
+            record = await asyncio.to_thread(embed)
+        except Exception as exc:  # noqa: BLE001 - the backfill embeds it later
+            self.log.info("no_vector_on_write", file=name, error=str(exc)[:500])
+            return
+        if record is None:
+            return
+        async with self._engine_lock:  # no round moves the .msg while its .emb is written
+            try:
+                where = self.store.area_of(session_id, name)
+                if where == PENDING:
+                    self.store.append_vector(session_id, name, record)
+                elif where == IMPORTED:
+                    self.store.append_imported_vector(session_id, name, record)
+            except FileExistsError:
+                pass  # the backfill was quicker
+            except OSError as exc:
+                self.log.warning("vector_not_written", file=name, error=str(exc))
+
+    async def _settle_file(self, session_id: str, name: str, wait: float) -> Delivery:
+        kind = "message" if name.endswith(names.MESSAGE_EXT) else "session"
         if wait <= 0:  # fire and forget: the answer never depends on a round's timing
-            self._note_event("message" if name.endswith(names.MESSAGE_EXT) else "session",
-                             session_id)
+            self._note_event(kind, session_id)
             return delivery.pending(f"handed to the agent (pid {self.pid}), which delivers it")
         settled = self._settlements.known(name) or self._already_settled(session_id, name)
         if settled is not None:
             return await self._completed(settled, name)
-        self._note_event("message" if name.endswith(names.MESSAGE_EXT) else "session",
-                         session_id)
+        self._note_event(kind, session_id)
         now = time.monotonic()
         if self._retry_at is not None and now < self._retry_at:
             if now < self._next_probe:
@@ -545,7 +570,8 @@ class Watcher:
         if full:
             self._next_rescan = time.monotonic() + self.options.rescan
         self._maybe_backfill(force=full)
-        self._publish(force_backlog=True)
+        # in a thread: the backlog survey and the fsyncs never hold up a waiting command
+        await asyncio.to_thread(self._publish, True)
 
     def _settle(self, report: SessionReport) -> None:
         """Remember the session's outcomes and wake the commands waiting for its files."""

@@ -6,6 +6,7 @@ sync.watcher_state; the watcher's summary on exit comes from here too."""
 from __future__ import annotations
 
 import os
+import threading
 import time
 from typing import Any
 
@@ -32,6 +33,7 @@ class WatcherReport:
                        "waiting": 0, "quarantined": 0, "errors": 0, "vectors_written": 0,
                        "answers": 0}
         self.last_publish = 0.0
+        self._publishing = threading.Lock()  # the loop and a worker thread both publish
 
     def account(self, reports: list[SessionReport], full: bool, seconds: float,
                 extra_imported: int) -> int:
@@ -63,6 +65,10 @@ class WatcherReport:
 
     def publish(self, force_backlog: bool, stopped_by: str | None = None,
                 stopped: bool = False) -> None:
+        with self._publishing:
+            self._publish(force_backlog, stopped_by, stopped)
+
+    def _publish(self, force_backlog: bool, stopped_by: str | None, stopped: bool) -> None:
         if force_backlog or self.backlog is None:
             try:
                 self.backlog = watcher_state.backlog(self.path)
