@@ -25,7 +25,6 @@ Pure standard library at import time: this module is on the write path.
 from __future__ import annotations
 
 import os
-import socket
 
 TYPE_CHECKING = False  # typing costs the write path 3 ms: annotations only
 if TYPE_CHECKING:

@@ -53,8 +53,17 @@ def test_each_served_command_answers_byte_for_byte_as_inline(agent_projects, fle
         assert a.data["sequence_number"] == i
         assert (b.rc, b.stdout) == (a.rc, a.stdout)
         ids.append(a.data["message_id"])
+    # a served write stays light: no fleet client, not even asyncio (the inline forward's)
+    profiled_write = subprocess.run(
+        [sys.executable, "-m", "cli", *message_args(sid, "a light write")], cwd=served.root,
+        env={**served.env, "PYTHONPROFILEIMPORTTIME": "1", "AGENT_MEMORY_CONFIG": served.config},
+        capture_output=True, text=True, timeout=120)
+    assert json.loads(profiled_write.stdout)["store"] == "logger", profiled_write.stdout
+    assert not imports_fleet_client(profiled_write.stderr)
+    assert not [line for line in profiled_write.stderr.splitlines()
+                if line.rsplit("|", 1)[-1].strip() == "asyncio"]
     wait_for(lambda: len([n for n in served.final_files(sid, ".imported")
-                          if n.endswith(".msg")]) == 3, "the agent moved the files")
+                          if n.endswith(".msg")]) == 4, "the agent moved the files")
     commands = [
         ["read", "--session-id", sid],
         ["read", "--session-id", sid, "--mode", "full", "--block-size", "2"],
