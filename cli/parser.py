@@ -165,7 +165,9 @@ def _write(write: Parser) -> None:
     write.add_argument("--corrects", metavar="MESSAGE_ID", help="the message this one corrects")
     write.add_argument("--attributes", metavar="JSON", help="a JSON object kept verbatim")
     write.add_argument("--wait", type=float, default=1.0, metavar="SECONDS",
-                       help="how long to wait for a running watcher to confirm (default 1)")
+                       help="how long to wait for the logger's confirmation (through the "
+                            "project's agent, or for the sync lock inline; default 1; 0: hand "
+                            "it over without waiting)")
     write.add_argument("--embed-budget", type=float, metavar="SECONDS",
                        help="how long the embedder may take to give the vector (default "
                             "$AGENT_MEMORY_EMBED_BUDGET, else 2, or 0 with --store file; "
