@@ -2,7 +2,8 @@
 # `make run`: the main job on local defaults, in a scratch project under $2 (default .demo).
 # Records a short dialogue while no logger runs (it waits in the project's outbox), starts the
 # reference fleet (the local default fleet, ops/fleet), forwards the outbox with `sync`, writes
-# once more with the logger up, reads the session back from the logger, and stops the fleet.
+# once more with the logger up (which starts the project's agent), writes and reads through the
+# agent, and stops the agent and the fleet.
 set -euo pipefail
 BIN=$(cd "$1" && pwd)
 DEMO=${2:-.demo}
@@ -33,7 +34,7 @@ find .agent-memory -type f -name '*.msg' -o -type f -name '*.ses' | sort >&2
 
 printf '\n# 2. The reference fleet starts (ops/fleet, loopback only)\n' >&2
 "$BIN/python" -m ops.fleet up --data "$DEMO/fleet"
-trap '"$BIN/python" -m ops.fleet down --data "$DEMO/fleet" >/dev/null 2>&1 || true' EXIT
+trap '"$AM" agent stop >/dev/null 2>&1 || true; "$BIN/python" -m ops.fleet down --data "$DEMO/fleet" >/dev/null 2>&1 || true' EXIT
 CONFIG="$DEMO/fleet/agent-memory.json"
 
 printf '\n# 3. sync forwards the outbox, keeping ids and times\n' >&2
@@ -43,3 +44,14 @@ step --config "$CONFIG" write --session-id "$SID" --sender-kind human --sender-i
 step --config "$CONFIG" --store file read --session-id "$SID"
 printf '\nThe outbox is empty; confirmed files are in .agent-memory/.imported/:\n' >&2
 find .agent-memory -type f \( -name '*.msg' -o -name '*.ses' \) | sort >&2
+
+printf '\n# 4. That write started the project agent: the next commands go through it\n' >&2
+for _ in $(seq 100); do
+  "$AM" --config "$CONFIG" agent status | grep -q '"running":true' && break
+  sleep 0.1
+done
+step --config "$CONFIG" agent status
+step --config "$CONFIG" write --session-id "$SID" --sender-kind model --sender-identity assistant \
+  --receiver-kind human --receiver-identity alice --text "This one went through the agent."
+step --config "$CONFIG" read --session-id "$SID"
+step --config "$CONFIG" agent stop
