@@ -68,10 +68,14 @@ def _wanted(ctx) -> bool:
         return False
 
 
-def _identity(ctx) -> dict[str, Any]:
-    """What the agent checks before serving: the same store and the same configuration."""
-    return {"protocol": agent_socket.PROTOCOL, "store": ctx.store().path,
-            "config": ctx.config.source}
+def _identity(ctx) -> dict[str, Any] | None:
+    """What the agent checks before serving: the same store and the same configuration (None
+    without a usable store: the command then reports it, or does without, as it always did)."""
+    try:
+        store = ctx.store().path
+    except CliError:
+        return None
+    return {"protocol": agent_socket.PROTOCOL, "store": store, "config": ctx.config.source}
 
 
 def connect(store_path: str, timeout: float = CONNECT_TIMEOUT):
@@ -107,11 +111,12 @@ def serve(ctx, args, argv: list[str]) -> tuple[int, str] | None:
     the stdout line), or None to run it here (no agent, another store or configuration, or
     the agent lost midway: reads are safe to repeat)."""
     global _autostart_wanted
-    if not _wanted(ctx):
+    identity = _identity(ctx) if _wanted(ctx) else None
+    if identity is None:
         return None
-    message = {**_identity(ctx), "op": "run", "argv": list(argv)}
+    message = {**identity, "op": "run", "argv": list(argv)}
     try:
-        answer = ask(ctx.store().path, message, RUN_TIMEOUT)
+        answer = ask(identity["store"], message, RUN_TIMEOUT)
     except AgentLost:
         return None
     if answer is None:
@@ -125,13 +130,14 @@ def serve(ctx, args, argv: list[str]) -> tuple[int, str] | None:
 def deliver(ctx, file, wait: float, embed_budget: float = 0.0):
     """The agent's Delivery of a file this command appended; None to forward it inline."""
     global _autostart_wanted
-    if not _wanted(ctx):
+    identity = _identity(ctx) if _wanted(ctx) else None
+    if identity is None:
         return None
     from sync import delivery
-    message = {**_identity(ctx), "op": "deliver", "session_id": file.session_id,
+    message = {**identity, "op": "deliver", "session_id": file.session_id,
                "name": file.name, "wait": wait, "embed_budget": embed_budget}
     try:
-        answer = ask(ctx.store().path, message, wait + embed_budget + 30.0)
+        answer = ask(identity["store"], message, wait + embed_budget + 30.0)
     except AgentLost as exc:
         return delivery.pending(f"the agent stopped before answering ({exc}); the file stays "
                                 "pending and is delivered later")

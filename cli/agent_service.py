@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from cli.errors import CliError
 from outbox import names
 from outbox.contract import is_valid_session_id
 from outbox.store import PENDING, StoredFile
@@ -95,7 +96,12 @@ class AgentService:
         from cli import main, output
         from cli.context import Context
         from cli.parser import build, command_in
-        args = build(command_in(argv)).parse_args(argv)
+        try:
+            args = build(command_in(argv)).parse_args(argv)
+        except (SystemExit, CliError) as exc:  # the caller parsed it: never happens in use
+            return {"ok": False, "error": f"arguments not served: {exc}"}
+        if args.command not in main.SERVED and not (args.command == "status" and args.probe):
+            return {"ok": False, "error": f"{args.command!r} is not served by the agent"}
         args.project_root = os.path.dirname(self.store.path)
         args.config = self.config_source
         ctx = Context(args)

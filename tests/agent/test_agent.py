@@ -304,3 +304,34 @@ def test_a_long_project_path_puts_the_socket_in_a_private_directory(agent_projec
     assert project.cli(*open_args(unique_session_id)).out["store"] == "logger"
     written = project.cli(*message_args(unique_session_id, "through a long path"))
     assert written.rc == 0 and written.out["store"] == "logger", written.stdout
+
+
+def test_the_agent_serves_only_read_side_commands_of_its_own_store(agent_projects, fleet,
+                                                                   tmp_path):
+    from sync import agent_socket
+    project = agent_projects(str(fleet.config_path))
+    info = started_agent(project)
+    identity = {"protocol": agent_socket.PROTOCOL, "store": project.store,
+                "config": project.config}
+
+    def ask(message: dict) -> dict:
+        sock = agent_socket.connect(info["socket"], 30)
+        try:
+            agent_socket.send(sock, message)
+            return agent_socket.receive(sock)
+        finally:
+            sock.close()
+
+    served = ask({**identity, "op": "run", "argv": ["sessions"]})
+    assert served["ok"] is True and served["exit_code"] == 0
+    assert json.loads(served["line"])["success"] is True
+    for argv in (["config", "validate"], ["sync"], ["store", "init"], ["write", "--help"]):
+        answer = ask({**identity, "op": "run", "argv": argv})
+        assert answer["ok"] is False, (argv, answer)
+    other = ask({**identity, "store": str(tmp_path), "op": "run", "argv": ["sessions"]})
+    assert other["ok"] is False and other["mismatch"] is True
+    elsewhere = ask({**identity, "config": str(tmp_path / "other.json"), "op": "run",
+                     "argv": ["sessions"]})
+    assert elsewhere["ok"] is False and elsewhere["mismatch"] is True
+    bad = ask({**identity, "op": "deliver", "session_id": "../x", "name": "n", "wait": 1})
+    assert bad["ok"] is False
