@@ -38,8 +38,7 @@ class AgentService:
             return {"ok": False, "mismatch": True,
                     "error": f"protocol {request.get('protocol')!r} is not "
                              f"{agent_socket.PROTOCOL}"}
-        self.watcher.touch()
-        if op == "ping":
+        if op == "ping":  # watching the agent does not keep it alive: no touch()
             return {"ok": True, **self.describe()}
         if op == "stop":
             self.watcher.request_stop("stop requested")
@@ -48,8 +47,10 @@ class AgentService:
         if mismatch:
             return {"ok": False, "mismatch": True, "error": mismatch}
         if op == "deliver":
+            self.watcher.touch()
             return self._deliver(request)
         if op == "run":
+            self.watcher.touch()
             return self._run(request)
         return {"ok": False, "error": f"unknown op {op!r}"}
 

@@ -144,6 +144,9 @@ def test_an_autostarted_agent_exits_when_idle(agent_projects, fleet, tmp_path,
     started = wait_serving(project)
     assert started["autostarted"] is True and started["idle_exit_s"] == 1.5
     assert started["idle_deadline"]
+    shown = project.cli("status").data["agent"]  # `status` shows it too
+    assert shown["running"] is True and shown["pid"] == started["pid"]
+    assert shown["socket"] == started["socket"] and shown["autostarted"] is True
     wait_for(lambda: not agent_pids(project), "the idle agent to exit")
     with open(os.path.join(project.store, ".watcher.json")) as handle:
         state = json.load(handle)
