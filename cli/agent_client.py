@@ -153,6 +153,14 @@ def deliver(ctx, file, wait: float, embed_budget: float = 0.0):
                                 "pending and is delivered later")
 
 
+def will_start(ctx) -> bool:
+    """No agent answered and this command will start one once it has answered (mode auto)."""
+    try:
+        return _autostart_wanted and mode(ctx) == "auto"
+    except CliError:
+        return False
+
+
 def after_command(ctx) -> None:
     """Start an agent for the next commands when this one found none (mode "auto")."""
     if not _autostart_wanted:

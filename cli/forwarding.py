@@ -32,13 +32,17 @@ def deliver(ctx: Context, file: StoredFile, wait: float, embed_budget: float = 0
             embed_inline: Callable[[], Any] | None = None) -> Delivery:
     """What became of `file`: the agent forwards it when one answers (and embeds it within
     `embed_budget`); else `embed_inline()` and this process forwards it. An agent that started
-    meanwhile holds the sync lock: it is asked again before waiting for the lock."""
+    meanwhile holds the sync lock: it is asked again before waiting for the lock.
+
+    A command that is about to start the agent leaves the vector to it (its first round
+    backfills every message without one, within a second or two): the embed-client import
+    would make the first write slower than the inline path it replaces."""
     from cli import agent_client
     delivered = agent_client.deliver(ctx, file, wait, embed_budget)
     if delivered is not None:
         return delivered
     from sync.runner import LockBusy, deliver as inline  # asyncio and the engine: not before
-    if embed_inline is not None:
+    if embed_inline is not None and not agent_client.will_start(ctx):
         embed_inline()
     store = ctx.store()
     try:

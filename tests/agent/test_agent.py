@@ -338,3 +338,25 @@ def test_the_agent_serves_only_read_side_commands_of_its_own_store(agent_project
     assert elsewhere["ok"] is False and elsewhere["mismatch"] is True
     bad = ask({**identity, "op": "deliver", "session_id": "../x", "name": "n", "wait": 1})
     assert bad["ok"] is False
+
+
+def test_the_first_write_leaves_its_vector_to_the_agent_it_starts(agent_projects, fleet,
+                                                                  unique_session_id):
+    project = agent_projects(str(fleet.config_path))
+    sid = unique_session_id
+    assert project.cli("--no-agent", *open_args(sid)).rc == 0
+    first = subprocess.run(
+        [sys.executable, "-m", "cli", *message_args(sid, "the first write of the day")],
+        cwd=project.root, capture_output=True, text=True, timeout=120,
+        env={**project.env, "PYTHONPROFILEIMPORTTIME": "1", "AGENT_MEMORY_CONFIG": project.config})
+    assert json.loads(first.stdout)["store"] == "logger", first.stdout
+    assert not [line for line in first.stderr.splitlines()  # not embedded inline
+                if line.rsplit("|", 1)[-1].strip() == "embed_client"]
+    wait_serving(project)
+
+    def vectors() -> list[str]:
+        return [n for n in project.final_files(sid, ".imported") + project.final_files(sid)
+                if n.endswith(".emb")]
+    wait_for(vectors, "the agent's backfill to write the first message's vector")
+    assert vectors()[0].startswith(
+        next(n for n in project.final_files(sid, ".imported") if n.endswith(".msg"))[:-4])
