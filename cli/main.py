@@ -42,6 +42,9 @@ def _dispatch(ctx, args) -> tuple[object, str]:
     if command == "agent":
         from cli import agent_cmd
         return agent_cmd.run(ctx, args)
+    if command == "verify":
+        from cli import verify_cmd
+        return verify_cmd.run(ctx, args)
     raise UsageError(f"unknown command {command!r}")
 
 

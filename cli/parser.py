@@ -88,6 +88,8 @@ COMMANDS = {
               "watcher runs (--probe: whether the logger and the embedder answer)",
     "config": "write or check a configuration document",
     "store": "manage the project's file store",
+    "verify": "check every name, record and vector of the store, and duplicates across its "
+              "areas (exit 1 when something is damaged)",
     "agent": "the project's resident agent (a `sync --watch` serving the CLI): start, stop, "
              "status",
 }
@@ -319,4 +321,4 @@ def _store(store: Parser) -> None:
 _ADD = {"session": _session, "write": _write, "read": _read, "get": _get,
         "sessions": _sessions, "search": _search, "working-set": _working_set,
         "embed": _embed, "sync": _sync, "import": _sync, "status": _status,
-        "config": _config, "store": _store, "agent": _agent}
+        "config": _config, "store": _store, "agent": _agent, "verify": lambda parser: None}

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 
 from outbox.names import TEMP_PREFIX
 
@@ -68,15 +69,50 @@ def create_exclusive(dir_fd: int, name: str, data: bytes) -> None:
     os.fsync(dir_fd)
 
 
-def read_file(dir_fd: int, name: str) -> bytes:
-    """Read a whole file without following a symlink."""
-    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+# No record comes near this: a text is at most 1 MiB; the rest of a record is small.
+MAX_RECORD_BYTES = 16 << 20
+
+
+class UnsafeFile(OSError):
+    """A final-named entry that is not a plain file of a sane size (a symlink, a FIFO, a device,
+    a directory, a huge file): never followed, never read; it is reported and set aside."""
+
+    def __init__(self, name: str, reason: str) -> None:
+        super().__init__(errno.EINVAL, reason, name)
+        self.reason = reason
+
+    def __str__(self) -> str:
+        return self.reason
+
+
+def read_file(dir_fd: int, name: str, limit: int = MAX_RECORD_BYTES) -> bytes:
+    """Read a whole regular file of at most `limit` bytes without following a symlink.
+
+    Opened non-blocking, so a FIFO planted under a message's name cannot hang the reader;
+    anything but a regular file, or a file over `limit`, raises UnsafeFile."""
     try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                     dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UnsafeFile(name, "a symbolic link, not a file") from None
+        raise
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise UnsafeFile(name, "not a regular file (a FIFO, socket, device or directory)")
+        if info.st_size > limit:
+            raise UnsafeFile(name, f"{info.st_size} bytes: over the {limit}-byte limit of a "
+                                   "record")
         chunks = []
+        total = 0
         while True:
             chunk = os.read(fd, 1 << 20)
             if not chunk:
                 break
+            total += len(chunk)
+            if total > limit:  # it grew while we read
+                raise UnsafeFile(name, f"over the {limit}-byte limit of a record")
             chunks.append(chunk)
         return b"".join(chunks)
     finally:

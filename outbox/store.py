@@ -23,6 +23,7 @@ PENDING = "pending"
 IMPORTED = "imported"
 QUARANTINED = "quarantined"
 _AREA_DIRS = {IMPORTED: names.IMPORTED_DIR, QUARANTINED: names.QUARANTINE_DIR}
+UNSAFE_DIR = ".unsafe"  # in .quarantine/: entries named like a session that were not directories
 
 
 class MessageExists(Exception):
@@ -70,6 +71,14 @@ class Unreadable(namedtuple("Unreadable", "file reason")):
 
     def warning(self) -> dict[str, str]:
         return {"file": self.file.relpath, "reason": self.reason}
+
+
+def _exists(dir_fd: int, name: str) -> bool:
+    try:
+        os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    return True
 
 
 def utc_now() -> datetime:
@@ -367,6 +376,49 @@ class Store:
             finally:
                 os.close(fd)
         return False
+
+    def unsafe_entries(self) -> list[dict[str, str]]:
+        """Entries of the store named like a session that are not real directories (a symbolic
+        link, a file, a FIFO): never entered, never followed."""
+        found = []
+        for entry in os.scandir(self._fd):
+            if is_valid_session_id(entry.name) and not entry.is_dir(follow_symlinks=False):
+                kind = "a symbolic link" if entry.is_symlink() else "not a directory"
+                found.append({"entry": f"{names.STORE_DIR}/{entry.name}", "name": entry.name,
+                              "reason": f"{kind}, named like a session"})
+        return found
+
+    def set_aside_unsafe(self) -> list[dict[str, str]]:
+        """Move every unsafe entry to `.quarantine/.unsafe/` beside a `<name>.reason.json`
+        (the caller holds the sync lock); what was moved, with where it went."""
+        found = self.unsafe_entries()
+        if not found:
+            return []
+        quarantine_fd = self._area_fd(QUARANTINED, create=True)
+        try:
+            unsafe_fd = atomic.ensure_dir(quarantine_fd, UNSAFE_DIR)
+        finally:
+            os.close(quarantine_fd)
+        moved = []
+        try:
+            for item in found:
+                target = item["name"]
+                while _exists(unsafe_fd, target):  # set aside before: keep both
+                    target = f"{item['name']}.{utc_now().strftime('%Y%m%dT%H%M%S%f')}"
+                try:
+                    atomic.create_exclusive(unsafe_fd, target + ".reason.json",
+                                            encoding.encode({**item, "moved_to": target}))
+                    os.rename(item["name"], target, src_dir_fd=self._fd, dst_dir_fd=unsafe_fd)
+                except FileNotFoundError:
+                    continue  # removed meanwhile
+                moved.append({**item, "moved_to": f"{names.STORE_DIR}/{names.QUARANTINE_DIR}/"
+                                                  f"{UNSAFE_DIR}/{target}"})
+            if moved:
+                os.fsync(unsafe_fd)
+                os.fsync(self._fd)
+        finally:
+            os.close(unsafe_fd)
+        return moved
 
     def pending_session_ids(self) -> list[str]:
         """Sessions with a directory in the pending area, sorted."""

@@ -20,6 +20,7 @@ import os
 from typing import Any, Callable
 
 from outbox import names
+from outbox.atomic import UnsafeFile
 from outbox.contract import SESSION_UNKNOWN, RELATION_INADMISSIBLE
 from outbox.store import IMPORTED, PENDING, QUARANTINED, Store, StoredFile
 from sync.failures import Failed, Refused, Unreachable
@@ -195,6 +196,9 @@ class SyncEngine:
             data = self.store.read_bytes(file)
         except FileNotFoundError:
             return None  # moved by a concurrent syncer
+        except UnsafeFile as exc:  # a symlink, a FIFO, a huge file: never read, set aside
+            self._quarantine(file, None, {"reason": "unsafe", "detail": exc.reason}, report)
+            return None
         from outbox import records
         try:
             record = records.decode(data, records.MessageRecord)
@@ -211,6 +215,9 @@ class SyncEngine:
         try:
             event = self.store.load(file, "event")
         except FileNotFoundError:
+            return
+        except UnsafeFile as exc:
+            self._quarantine(file, None, {"reason": "unsafe", "detail": exc.reason}, report)
             return
         except records.RecordError as exc:
             self._quarantine(file, None, {"reason": "unreadable", "detail": str(exc)}, report)

@@ -45,6 +45,8 @@ def load_stored(store: Store, session_id: str, msg_name: str) -> StoredMessage |
             data = atomic.read_file(fd, msg_name)
         except FileNotFoundError:
             continue
+        except atomic.UnsafeFile:  # reported by the index scan and `verify`
+            return None
         finally:
             os.close(fd)
         try:

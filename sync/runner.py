@@ -32,6 +32,9 @@ async def _run(store: Store, config: Config, policy: RetryPolicy, limits: Limits
         engine = SyncEngine(store, link, state, limits, progress,
                             track_outcomes=session_id is not None)
         if session_id is None:
+            for moved in store.set_aside_unsafe():
+                state.warnings.append(f"set aside {moved['entry']} ({moved['reason']}) to "
+                                      f"{moved['moved_to']}")
             reports = await engine.sync_all()
         else:
             reports = [await engine.sync_session(session_id)]

@@ -513,6 +513,8 @@ class Watcher:
                 self.stop_reason = "store removed"
                 self.log.warning("store_removed", store=self.path)
                 return
+            for moved in self.store.set_aside_unsafe():
+                self.log.warning("set_aside", **moved)
             session_ids = self.store.pending_session_ids()
             self._dirty.clear()
         else:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import time
 from datetime import datetime, timezone
 from typing import Any
@@ -120,6 +121,10 @@ def _scan_pending(fd: int, entry: dict[str, Any], ids: dict[str, set[str]] | Non
             st = item.stat(follow_symlinks=False)
         except FileNotFoundError:
             continue  # moved to .imported/ meanwhile
+        unsafe = _unsafe_reason(st)
+        if unsafe is not None:  # never counted as pending: sync sets it aside
+            entry.setdefault("unsafe", []).append({"file": item.name, "reason": unsafe})
+            continue
         ext = parsed[2]
         if ext == names.MESSAGE_EXT:
             entry["pending_messages"] += 1
@@ -135,6 +140,17 @@ def _scan_pending(fd: int, entry: dict[str, Any], ids: dict[str, set[str]] | Non
     if oldest is not None:
         entry["oldest_pending_at"] = iso(oldest)
         entry["oldest_pending_age_s"] = round(max(0.0, now - oldest), 3)
+
+
+def _unsafe_reason(st: os.stat_result) -> str | None:
+    """Why a final-named entry can never be a record (a symlink, a FIFO, a huge file)."""
+    if stat.S_ISLNK(st.st_mode):
+        return "a symbolic link, not a file"
+    if not stat.S_ISREG(st.st_mode):
+        return "not a regular file (a FIFO, socket, device or directory)"
+    if st.st_size > atomic.MAX_RECORD_BYTES:
+        return f"{st.st_size} bytes: over the {atomic.MAX_RECORD_BYTES}-byte limit of a record"
+    return None
 
 
 def _open(parent_fd: int, name: str) -> int | None:
@@ -191,7 +207,7 @@ def survey(store_path: str, now: float | None = None) -> dict[str, Any]:
     """
     now = time.time() if now is None else now
     sessions: list[dict[str, Any]] = []
-    totals = {**_zero(), "quarantined": 0, "missing_vectors": 0}
+    totals = {**_zero(), "quarantined": 0, "missing_vectors": 0, "unsafe": 0}
     oldest = None
     store_fd = atomic.open_dir(store_path)
     imported_fd = _open(store_fd, names.IMPORTED_DIR)
@@ -228,14 +244,16 @@ def survey(store_path: str, now: float | None = None) -> dict[str, Any]:
                     finally:
                         os.close(fd)
             entry["missing_vectors"] = len(ids[names.MESSAGE_EXT] - ids[names.VECTOR_EXT])
+            totals["unsafe"] += len(entry.get("unsafe", ()))
             for key in ("pending_messages", "pending_events", "pending_vectors",
                         "pending_bytes", "quarantined", "missing_vectors"):
                 totals[key] += entry[key]
             age = entry["oldest_pending_age_s"]
             if age is not None and (oldest is None or age > oldest[0]):
                 oldest = (age, entry["oldest_pending_at"])
-            if any(entry[k] for k in ("pending_messages", "pending_events", "pending_vectors",
-                                      "quarantined", "missing_vectors")):
+            if any(entry.get(k) for k in ("pending_messages", "pending_events",
+                                          "pending_vectors", "quarantined", "missing_vectors",
+                                          "unsafe")):
                 sessions.append(entry)
     finally:
         for fd in (store_fd, imported_fd, quarantine_fd):
@@ -245,4 +263,17 @@ def survey(store_path: str, now: float | None = None) -> dict[str, Any]:
         totals["oldest_pending_age_s"], totals["oldest_pending_at"] = oldest
     totals["sessions"] = len(all_ids)
     totals["sessions_listed"] = len(sessions)
-    return {"sessions": sessions, "totals": totals}
+    unsafe_entries = _unsafe_entries(store_path)
+    totals["unsafe"] += len(unsafe_entries)
+    return {"sessions": sessions, "totals": totals, "unsafe_entries": unsafe_entries}
+
+
+def _unsafe_entries(store_path: str) -> list[dict[str, str]]:
+    """Entries named like a session that are not directories (the next sync sets them aside)."""
+    found = []
+    for entry in os.scandir(store_path):
+        if is_valid_session_id(entry.name) and not entry.is_dir(follow_symlinks=False):
+            kind = "a symbolic link" if entry.is_symlink() else "not a directory"
+            found.append({"entry": f"{names.STORE_DIR}/{entry.name}",
+                          "reason": f"{kind}, named like a session"})
+    return found

@@ -1,0 +1,20 @@
+"""`verify`: check the whole store (outbox.verify); exit 1 when it finds damage."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cli.context import Context
+from cli.errors import CliError
+
+
+def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
+    from outbox.verify import verify
+    model = ctx.config.embedding_model
+    report = verify(ctx.store(), model["model"], int(model["dimension"]))
+    if not report["ok"]:
+        raise CliError(f"{len(report['damage'])} damaged entr"
+                       f"{'y' if len(report['damage']) == 1 else 'ies'} in the store (see "
+                       "details; `sync` sets records aside to .agent-memory/.quarantine/)",
+                       code="STORE_DAMAGED", **report)
+    return report, "file"
