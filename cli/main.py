@@ -42,6 +42,9 @@ def _dispatch(ctx, args) -> tuple[object, str]:
     if command == "agent":
         from cli import agent_cmd
         return agent_cmd.run(ctx, args)
+    if command == "gc":
+        from cli import gc_cmd
+        return gc_cmd.run(ctx, args)
     if command == "verify":
         from cli import verify_cmd
         return verify_cmd.run(ctx, args)

@@ -88,6 +88,8 @@ COMMANDS = {
               "watcher runs (--probe: whether the logger and the embedder answer)",
     "config": "write or check a configuration document",
     "store": "manage the project's file store",
+    "gc": "remove the messages and vectors the logger confirmed long ago from "
+          ".agent-memory/.imported/",
     "verify": "check every name, record and vector of the store, and duplicates across its "
               "areas (exit 1 when something is damaged)",
     "agent": "the project's resident agent (a `sync --watch` serving the CLI): start, stop, "
@@ -286,6 +288,12 @@ def _agent(agent: Parser) -> None:
     command(agent_sub, "status", "whether an agent answers: pid, socket, idle deadline")
 
 
+def _gc(gc: Parser) -> None:
+    gc.add_argument("--older-than", required=True, metavar="DURATION",
+                    help="moved into .imported/ more than this long ago: 90s, 15m, 12h, 30d, 2w")
+    gc.add_argument("--dry-run", action="store_true", help="count, remove nothing")
+
+
 def _status(status: Parser) -> None:
     status.add_argument("--probe", action="store_true",
                         help="also ask whether the logger and the embedder answer")
@@ -321,4 +329,4 @@ def _store(store: Parser) -> None:
 _ADD = {"session": _session, "write": _write, "read": _read, "get": _get,
         "sessions": _sessions, "search": _search, "working-set": _working_set,
         "embed": _embed, "sync": _sync, "import": _sync, "status": _status,
-        "config": _config, "store": _store, "agent": _agent, "verify": lambda parser: None}
+        "config": _config, "store": _store, "agent": _agent, "verify": lambda parser: None, "gc": _gc}

@@ -377,6 +377,20 @@ class Store:
                 os.close(fd)
         return False
 
+    def remove_empty_session_dir(self, session_id: str, area: str) -> bool:
+        """Remove a session's directory in `area` if it is empty (rmdir never takes a file)."""
+        area_fd = self._area_fd(area, create=False)
+        if area_fd is None:
+            return False
+        try:
+            os.rmdir(session_id, dir_fd=area_fd)
+            os.fsync(area_fd)
+            return True
+        except OSError:
+            return False
+        finally:
+            os.close(area_fd)
+
     def unsafe_entries(self) -> list[dict[str, str]]:
         """Entries of the store named like a session that are not real directories (a symbolic
         link, a file, a FIFO): never entered, never followed."""
