@@ -11,6 +11,7 @@ LOGGER_UNREACHABLE = 4
 NOT_FOUND = 5
 CONFIG_INVALID = 6
 EMBEDDING_UNAVAILABLE = 7
+NO_ROOM = 8
 
 
 class CliError(Exception):
@@ -50,6 +51,14 @@ class NotFoundError(CliError):
 class ConfigInvalidError(CliError):
     exit_code = CONFIG_INVALID
     code = "CONFIG_INVALID"
+
+
+class NoRoomError(CliError):
+    """No room for one more file: the disk (or quota) is full, or the outbox cap is reached.
+    Nothing was written: a file is created whole or not at all."""
+
+    exit_code = NO_ROOM
+    code = "NO_SPACE"
 
 
 class RefusedError(CliError):

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import errno
 import sys
 
 from cli import output
-from cli.errors import CliError, StoreUnavailableError, UsageError
+from cli.errors import CliError, NoRoomError, StoreUnavailableError, UsageError
 from outbox.atomic import UnsafePathError
 from cli.parser import VERSION, build, command_in
 
@@ -66,12 +67,22 @@ def execute(ctx, args) -> tuple[int, dict]:
     except UnsafePathError as exc:
         error = StoreUnavailableError(f"refused: {exc.strerror}", code="STORE_UNSAFE_PATH")
         return error.exit_code, output.failure_envelope(error)
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            return _unexpected(exc)
+        error = NoRoomError(f"no space left on the device for the store ({exc.strerror}): "
+                            "nothing was written; free some space (`agent-memory gc` removes "
+                            "old confirmed files) and try again")
+        return error.exit_code, output.failure_envelope(error)
     except Exception as exc:  # unexpected: still one JSON object, and the trace on stderr
-        import traceback
-        traceback.print_exc(file=sys.stderr)
-        error = CliError(f"unexpected failure: {type(exc).__name__}: {exc}",
-                         code="INTERNAL_ERROR")
-        return 1, output.failure_envelope(error)
+        return _unexpected(exc)
+
+
+def _unexpected(exc: BaseException) -> tuple[int, dict]:
+    import traceback
+    traceback.print_exception(exc, file=sys.stderr)
+    error = CliError(f"unexpected failure: {type(exc).__name__}: {exc}", code="INTERNAL_ERROR")
+    return 1, output.failure_envelope(error)
 
 
 def main(argv: list[str] | None = None) -> int:

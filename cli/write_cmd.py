@@ -123,6 +123,26 @@ def embed_on_write(ctx: Context, budget: float, file: StoredFile,
     return True
 
 
+def check_outbox_cap(ctx: Context, fields: dict[str, Any]) -> None:
+    """Refuse (exit 8, nothing written) a message that would pass the configured outbox cap."""
+    caps = ctx.config.outbox
+    max_messages, max_bytes = caps["max_pending_messages"], caps["max_pending_bytes"]
+    if max_messages is None and max_bytes is None:
+        return
+    messages, size = ctx.store().pending_usage()
+    incoming = len(fields["text"].encode("utf-8")) + 512  # the record around the text
+    if max_messages is not None and messages + 1 > max_messages:
+        reached = f"{messages} pending messages: outbox.max_pending_messages is {max_messages}"
+    elif max_bytes is not None and size + incoming > max_bytes:
+        reached = f"{size} pending bytes: outbox.max_pending_bytes is {max_bytes}"
+    else:
+        return
+    from cli.errors import NoRoomError
+    raise NoRoomError(f"the outbox is full ({reached}); nothing was written: bring the logger "
+                      "back (`agent-memory sync` forwards the outbox) or raise the cap",
+                      code="OUTBOX_FULL", pending_messages=messages, pending_bytes=size)
+
+
 def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
     fields = fields_from(args)
     budget = embed_budget(args, ctx.store_mode)  # a bad value is refused before any write
@@ -134,6 +154,7 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
             params["occurred_at"] = contract.normalise_occurred_at(params["occurred_at"])
         return direct(ctx, "append_message", **params)
     store = ctx.store()
+    check_outbox_cap(ctx, fields)
     if store.last_event(fields["session_id"]) == "close":
         raise RefusedError(f"session {fields['session_id']} is closed: reopen it first",
                            code=contract.SESSION_CLOSED)

@@ -434,6 +434,27 @@ class Store:
             os.close(unsafe_fd)
         return moved
 
+    def pending_usage(self) -> tuple[int, int]:
+        """(pending messages, bytes of every pending final-named file): names and one stat per
+        file, no decoding."""
+        messages = size = 0
+        for session_id in self.pending_session_ids():
+            fd = self.session_fd(session_id)
+            if fd is None:
+                continue
+            try:
+                for entry in os.scandir(fd):
+                    if not names.is_final(entry.name):
+                        continue
+                    try:
+                        size += entry.stat(follow_symlinks=False).st_size
+                    except FileNotFoundError:
+                        continue  # moved meanwhile
+                    messages += entry.name.endswith(names.MESSAGE_EXT)
+            finally:
+                os.close(fd)
+        return messages, size
+
     def pending_session_ids(self) -> list[str]:
         """Sessions with a directory in the pending area, sorted."""
         return sorted(e.name for e in os.scandir(self._fd)

@@ -19,7 +19,10 @@ if TYPE_CHECKING:
 
 ENV_VAR = "AGENT_MEMORY_CONFIG"
 DEFAULT_PATH = os.path.join("~", ".config", "vvz-agent-memory", "config.json")
-SECTIONS = ("ailogger_client", "embedding_client", "embedding_model", "agent")
+SECTIONS = ("ailogger_client", "embedding_client", "embedding_model", "agent", "outbox")
+# Caps on what may wait in the outbox (pending files): a write that would pass one is refused
+# (exit 8, nothing written) instead of filling the disk while the logger is away. None: no cap.
+OUTBOX_KEYS = ("max_pending_messages", "max_pending_bytes")
 # The project's agent (see cli.agent_client): "auto" uses a running one and starts one when
 # none runs, "use" never starts one, "off" never talks to one. `idle_exit`: seconds an
 # autostarted agent waits without requests (and with nothing pending) before it exits.
@@ -63,6 +66,11 @@ class Config:
     @property
     def agent(self) -> dict[str, Any]:
         return {**DEFAULT_AGENT, **self.document.get("agent", {})}
+
+    @property
+    def outbox(self) -> dict[str, int | None]:
+        section = self.document.get("outbox", {})
+        return {key: section.get(key) for key in OUTBOX_KEYS}
 
     @property
     def embedding_model(self) -> dict[str, Any]:
@@ -119,6 +127,21 @@ def validate(document: Any, config: Config) -> list[str]:
         problems += _model_section(document["embedding_model"])
     if "agent" in document:
         problems += _agent_section(document["agent"])
+    if "outbox" in document:
+        problems += _outbox_section(document["outbox"])
+    return problems
+
+
+def _outbox_section(section: Any) -> list[str]:
+    if not isinstance(section, dict):
+        return ["outbox must be an object with max_pending_messages and/or max_pending_bytes"]
+    problems = [f"unknown key outbox.{key} (expected {', '.join(OUTBOX_KEYS)})"
+                for key in section if key not in OUTBOX_KEYS]
+    for key in OUTBOX_KEYS:
+        value = section.get(key)
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool)
+                                  or value <= 0):
+            problems.append(f"outbox.{key} must be a positive integer or null, got {value!r}")
     return problems
 
 
@@ -228,4 +251,5 @@ def redacted_view(config: Config) -> dict[str, Any]:
         view[name] = shown
     view["embedding_model"] = config.embedding_model
     view["agent"] = config.agent
+    view["outbox"] = config.outbox
     return view
