@@ -71,7 +71,7 @@ def generate(args) -> dict[str, Any]:
 def validate(ctx: Context) -> dict[str, Any]:
     config = ctx.config
     return {"valid": True, "source": config.source,
-            "file_store_only": config.logger is None,
+            "file_store_only": config.logger is None, "warnings": list(config.warnings),
             "config": config_mod.redacted_view(config)}
 
 

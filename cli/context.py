@@ -32,9 +32,14 @@ class Context:
     @cached_property
     def config(self) -> config_mod.Config:
         try:
-            return config_mod.load(self.args.config)
+            config = config_mod.load(self.args.config)
         except config_mod.ConfigInvalid as exc:
             raise ConfigInvalidError(str(exc), problems=exc.problems) from None
+        if config.warnings:
+            import sys
+            for warning in config.warnings:
+                sys.stderr.write(f"agent-memory: warning: {warning}\n")
+        return config
 
     def store(self) -> Store:
         if self._store is None:

@@ -50,6 +50,7 @@ class Config:
     def __init__(self, source: str | None, document: dict[str, Any] | None = None) -> None:
         self.source = source
         self.document: dict[str, Any] = document if document is not None else {}
+        self.warnings: list[str] = []
 
     @property
     def base_dir(self) -> str:
@@ -108,10 +109,29 @@ def load(explicit: str | None = None) -> Config:
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ConfigInvalid(path, [f"not valid JSON: {exc}"]) from None
     config = Config(path, document if isinstance(document, dict) else {})
+    config.warnings = exposure_warnings(path, config)
     problems = validate(document, config)
     if problems:
         raise ConfigInvalid(path, problems)
     return config
+
+
+def exposure_warnings(path: str, config: Config) -> list[str]:
+    """A document holding a token that other users can read is worth a warning."""
+    holds_token = any(isinstance((config.document.get(name) or {}).get("auth"), dict)
+                      and config.document[name]["auth"].get("token")
+                      for name in ("ailogger_client", "embedding_client")
+                      if isinstance(config.document.get(name), dict))
+    if not holds_token:
+        return []
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return []
+    if mode & 0o044:
+        return [f"{path} holds a token and other users can read it (mode "
+                f"{mode & 0o777:o}): run `chmod 600 {path}`"]
+    return []
 
 
 def validate(document: Any, config: Config) -> list[str]:
@@ -197,7 +217,9 @@ def _client_section(name: str, section: Any, config: Config) -> list[str]:
             if not isinstance(value, str) or not value:
                 problems.append(f"{where}.{key} must be a file path")
             elif not os.path.isfile(config.resolve_path(value)):
-                problems.append(f"{where}.{key}: file not found: {config.resolve_path(value)}")
+                shown = "(path not shown: it names a private key)" if key == "key" \
+                    else config.resolve_path(value)
+                problems.append(f"{where}.{key}: file not found: {shown}")
             else:
                 ssl_files[key] = value
         check = ssl.get("check_hostname")
@@ -244,7 +266,7 @@ def redacted_view(config: Config) -> dict[str, Any]:
             if isinstance(ssl, dict):
                 for key in _SSL_FILES:
                     if isinstance(ssl.get(key), str):
-                        ssl[key] = config.resolve_path(ssl[key])
+                        ssl[key] = REDACTED if key == "key" else config.resolve_path(ssl[key])
         auth = shown.get("auth")
         if isinstance(auth, dict) and auth.get("token"):
             auth["token"] = REDACTED
