@@ -85,12 +85,23 @@ def _unexpected(exc: BaseException) -> tuple[int, dict]:
     return 1, output.failure_envelope(error)
 
 
+def _check_utf8(argv: list[str]) -> None:
+    """Every argument must be UTF-8 (bytes that are not arrive as lone surrogates)."""
+    for position, token in enumerate(argv, 1):
+        try:
+            token.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise UsageError(f"argument {position} is not valid UTF-8 (at character "
+                             f"{exc.start})") from None
+
+
 def main(argv: list[str] | None = None) -> int:
     if argv is None:
         argv = sys.argv[1:]
     parser = build(command_in(argv))
     ctx = None
     try:
+        _check_utf8(argv)
         try:
             args = parser.parse_args(argv)
         except SystemExit as exc:  # --help: argparse printed the help text itself
