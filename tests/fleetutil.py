@@ -13,24 +13,7 @@ def closed_port() -> int:
 
 def read_all(fleet, session_id: str) -> list[dict]:
     """Every message the logger holds for a session (full mode), following continuations."""
-    async def go():
-        out, continuation = [], None
-        async with fleet.logger_client() as client:
-            while True:
-                if continuation is None:
-                    answer = await client.messages_read(session_id=session_id,
-                                                        start_sequence_number=0,
-                                                        block_size=1000, mode="full")
-                else:
-                    answer = await client.messages_read(session_id=session_id,
-                                                        continuation=continuation,
-                                                        block_size=1000, mode="full")
-                data = answer["data"]
-                out.extend(data["messages"])
-                if not data["more"]:
-                    return out
-                continuation = data["continuation"]
-    return asyncio.run(go())
+    return fleet.read_session(session_id)
 
 
 def logger_sessions(fleet, **filters) -> list[dict]:

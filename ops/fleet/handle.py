@@ -75,6 +75,30 @@ class Fleet:
 
         return AiLoggerClient(self.logger_section(timeout))
 
+    def read_session(self, session_id: str) -> list[dict[str, Any]]:
+        """Every message the logger holds for a session (full mode), following continuations."""
+        import asyncio
+
+        async def go() -> list[dict[str, Any]]:
+            out: list[dict[str, Any]] = []
+            continuation = None
+            async with self.logger_client() as client:
+                while True:
+                    if continuation is None:
+                        answer = await client.messages_read(
+                            session_id=session_id, start_sequence_number=0, block_size=1000,
+                            mode="full")
+                    else:
+                        answer = await client.messages_read(
+                            session_id=session_id, continuation=continuation,
+                            block_size=1000, mode="full")
+                    data = answer["data"]
+                    out.extend(data["messages"])
+                    if not data["more"]:
+                        return out
+                    continuation = data["continuation"]
+        return asyncio.run(go())
+
     def embedding_client(self, timeout: float = 10):
         from embed_client import EmbeddingClient
 
