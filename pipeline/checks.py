@@ -84,7 +84,7 @@ def embedder_answers(run: Run) -> None:
 
 @check("write-auto-lands-in-logger", "a write in --store auto lands in the logger")
 def write_auto(run: Run) -> None:
-    scratch = run.project("auto")
+    scratch = run.project("auto", agent=True)
     session_id, opened = scratch.open_session()
     expect(opened.rc == 0 and opened.store == "logger", "session open reaches the logger",
            {"rc": 0, "store": "logger"}, opened.brief())
@@ -288,8 +288,7 @@ def watcher_delivers(run: Run) -> None:
     import signal
     import subprocess
     import time
-    scratch = run.project("watcher")
-    session_id, _ = scratch.open_session()
+    scratch = run.project("watcher", agent=True)
     watcher = subprocess.Popen([run.cli, "--config", run.config_path, "sync", "--watch"],
                                cwd=scratch.root, env=scratch.env, stdout=subprocess.PIPE,
                                stderr=subprocess.DEVNULL)
@@ -302,6 +301,7 @@ def watcher_delivers(run: Run) -> None:
             expect(time.monotonic() < deadline and watcher.poll() is None, "watcher starts",
                    "alive", status.brief())
             time.sleep(0.2)
+        session_id, _ = scratch.open_session()
         written = scratch.write(session_id, "pipeline check: through the watcher", "--wait", "10")
         expect(written.rc == 0, "write exits 0", 0, written.brief())
         message_id = written.data["message_id"]
@@ -341,3 +341,39 @@ def status_backlog(run: Run) -> None:
            totals)
     expect(status.data["watcher"]["alive"] is False, "no watcher", False,
            status.data["watcher"])
+
+
+@check("agent-serves-the-cli", "the first command starts one agent; it serves writes and reads "
+                               "with the same answers as without it, and stops on request")
+def agent_serves(run: Run) -> None:
+    import time
+    scratch = run.project("agent", agent=True)
+    session_id, opened = scratch.open_session()
+    expect(opened.rc == 0 and opened.store == "logger", "session open reaches the logger",
+           {"rc": 0, "store": "logger"}, opened.brief())
+    deadline = time.monotonic() + 30
+    while True:
+        status = scratch.am("agent", "status")
+        if status.rc == 0 and status.data["running"]:
+            break
+        expect(time.monotonic() < deadline, "an agent starts after the first command",
+               "running", status.brief())
+        time.sleep(0.1)
+    expect(status.data["autostarted"] is True, "the agent says it was autostarted", True,
+           status.data)
+    written = scratch.write(session_id, "pipeline check: through the agent")
+    expect(written.rc == 0 and written.store == "logger", "the write answers from the logger",
+           {"rc": 0, "store": "logger"}, written.brief())
+    expect(scratch.final_files(session_id) == [], "nothing left pending", [],
+           scratch.final_files(session_id))
+    read = ["read", "--session-id", session_id, "--block-size", "10"]
+    served, inline = scratch.am(*read), scratch.am("--no-agent", *read)
+    expect(served.rc == 0 and served.stdout == inline.stdout,
+           "a read through the agent answers what the inline read answers", inline.brief(),
+           served.brief())
+    after = scratch.am("agent", "status")
+    expect(after.data["pid"] == status.data["pid"] and after.data["requests"] >= 2,
+           "the same agent served the write and the read", status.data["pid"], after.data)
+    stopped = scratch.am("agent", "stop")
+    expect(stopped.rc == 0 and stopped.data["stopped"] is True, "agent stop", True,
+           stopped.brief())

@@ -78,8 +78,12 @@ class Run:
         self.sessions.append(session_id)
         return session_id
 
-    def project(self, name: str) -> "Scratch":
-        project = Scratch(self, os.path.join(self.tmp, name))
+    def project(self, name: str, agent: bool = False) -> "Scratch":
+        """A fresh scratch project; `agent=True` lets its commands use (and start) the project's
+        agent as a user's do. Off by default: a check that stands for a fleet which is down (by
+        a configuration naming closed ports) must not have an agent, started by an earlier
+        command with the real configuration, deliver behind its back."""
+        project = Scratch(self, os.path.join(self.tmp, name), agent)
         self.projects.append(project)
         return project
 
@@ -94,13 +98,16 @@ class Run:
 class Scratch:
     """A git project with an initialised store; `am(...)` runs the CLI inside it."""
 
-    def __init__(self, run: Run, root: str) -> None:
+    def __init__(self, run: Run, root: str, agent: bool = False) -> None:
         self.run = run
         self.root = root
         self.store = os.path.join(root, ".agent-memory")
         os.makedirs(root)
         subprocess.run(["git", "init", "-q", root], check=True)
-        self.env = {k: v for k, v in os.environ.items() if k != "AGENT_MEMORY_CONFIG"}
+        self.env = {k: v for k, v in os.environ.items()
+                    if k not in ("AGENT_MEMORY_CONFIG", "AGENT_MEMORY_AGENT")}
+        if not agent:
+            self.env["AGENT_MEMORY_AGENT"] = "off"
         init = self.am("store", "init", config=None)
         if init.rc != 0:
             raise RuntimeError(f"store init failed: {init.brief()}")

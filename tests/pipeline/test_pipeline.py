@@ -4,6 +4,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from fleetutil import logger_sessions
 
 ROOT = __file__.rsplit("/tests/", 1)[0]
@@ -63,3 +65,13 @@ def test_one_failing_check_fails_the_run(fleet_factory):
     assert ok["passed"] is True
     assert bad["passed"] is False and bad["expected"] and bad["seen"]
     assert lines[-1] == "1 passed, 1 failed"
+
+
+@pytest.mark.slow
+def test_every_check_passes_against_the_reference_fleet(fleet):
+    """The whole pipeline, as CI runs it after the tests: a check that breaks shows here first."""
+    done = pipeline("--config", str(fleet.config_path))
+    lines = done.stdout.splitlines()
+    failed = [line for line in lines[:-1] if not json.loads(line)["passed"]]
+    assert done.returncode == 0 and failed == [], done.stdout + done.stderr[-2000:]
+    assert lines[-1].endswith(" passed, 0 failed")
