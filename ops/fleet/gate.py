@@ -6,6 +6,10 @@ to the app's private socket, so it can close a connection instead of forwarding 
 close its listening socket (connect refused) and re-open it on the SAME port later while the
 service process, its data and its queue keep running. WebSocket traffic (the embedder's /ws)
 is just bytes to it.
+
+The gate runs its own event loop on its own thread: the app's handlers do blocking sqlite work
+(a write can wait up to 30 s for a lock the queue worker holds), and a gate on the app's loop would
+then stop following `down`/`up` and stop forwarding, which is not the fault asked for.
 """
 
 from __future__ import annotations
@@ -13,6 +17,8 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
+import sys
+import threading
 from typing import Callable
 
 from ops.fleet.faults import Faults
@@ -30,6 +36,8 @@ class Gate:
         self._server: asyncio.base_events.Server | None = None
         self._sock: socket.socket | None = None
         self._writers: set[asyncio.StreamWriter] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
         # Processes forked later (the logger's queue) must not hold the public socket, or
         # `down` could not make connects fail while they live.
         os.register_at_fork(after_in_child=self._forget_in_child)
@@ -71,17 +79,67 @@ class Gate:
             _abort(writer)
         await server.wait_closed()
 
+    def start(self, sock: socket.socket) -> None:
+        """Serve on a thread of its own: listen on `sock` unless `down`, then follow `down`."""
+        ready = threading.Event()
+
+        def run() -> None:
+            loop = asyncio.new_event_loop()
+            self._loop = loop
+            try:
+                loop.run_until_complete(self._run(sock, ready))
+            finally:
+                loop.close()
+
+        self._thread = threading.Thread(target=run, name="gate", daemon=True)
+        self._thread.start()
+        ready.wait()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop listening, hang up every connection, and end the gate's thread."""
+        loop, thread = self._loop, self._thread
+        if loop is None or thread is None:
+            return
+        try:
+            loop.call_soon_threadsafe(self._stopping.set)
+        except RuntimeError:
+            pass  # the loop already ended
+        thread.join(timeout)
+
+    async def _run(self, sock: socket.socket, ready: threading.Event) -> None:
+        self._stopping = asyncio.Event()
+        try:
+            if not self.faults().down:
+                await self.open(sock)
+            else:
+                sock.close()
+        finally:
+            ready.set()
+        watch = asyncio.create_task(self.watch())
+        await self._stopping.wait()
+        watch.cancel()
+        await self.close()
+
     async def watch(self, interval: float = 0.02) -> None:
-        """Follow the `down` switch for the life of the process."""
+        """Follow the `down` switch until cancelled. One failed tick is reported and the next
+        tick tries again: a gate that stopped following the switch would leave the service down
+        (or up) for good."""
+        failed: str | None = None
         while True:
-            down = self.faults().down
-            if down and self._server is not None:
-                await self.close()
-            elif not down and self._server is None:
-                try:
+            try:
+                down = self.faults().down
+                if down and self._server is not None:
+                    await self.close()
+                elif not down and self._server is None:
                     await self.open()
-                except OSError:
-                    pass  # port still held (e.g. TIME_WAIT of a listener): retry next tick
+                failed = None
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - e.g. the port still held: next tick
+                if repr(exc) != failed:  # once per distinct failure, not 50 times a second
+                    print(f"gate {self.port}: {type(exc).__name__}: {exc}", file=sys.stderr,
+                          flush=True)
+                failed = repr(exc)
             await asyncio.sleep(interval)
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

@@ -112,7 +112,8 @@ async def serve(service: str, data: Path, port: int, build_app: Callable[[int], 
     private.bind(("127.0.0.1", 0))
     private_port = private.getsockname()[1]
 
-    gate = Gate(port, private_port, reader.current)
+    # The gate reads the switches on its own thread, through a reader of its own.
+    gate = Gate(port, private_port, FaultReader(layout.faults_path(data), service).current)
     public = gate.bind()  # fail early (port taken) and learn the port; listen comes later
 
     app = with_delay(with_lean_delivery(build_app(gate.port)), reader.current)
@@ -136,11 +137,7 @@ async def serve(service: str, data: Path, port: int, build_app: Callable[[int], 
                 server.result()  # raise the reason it stopped
                 raise RuntimeError(f"{service}: server stopped before answering")
             await asyncio.sleep(0.01)
-        if not reader.current().down:
-            await gate.open(public)
-        else:
-            public.close()
-        tasks.append(asyncio.create_task(gate.watch()))
+        gate.start(public)
         for coro in (background() if background else []):
             tasks.append(asyncio.create_task(coro))
         if os.environ.get(layout.OWNER_ENV, "").isdigit():
@@ -150,7 +147,7 @@ async def serve(service: str, data: Path, port: int, build_app: Callable[[int], 
     finally:
         for task in tasks:
             task.cancel()
-        await gate.close()
+        gate.stop()
         try:
             layout.ready_path(data, service).unlink()
         except FileNotFoundError:
