@@ -110,15 +110,22 @@ def _check_message(record: Any, item_id: str, session_id: str, relpath: str,
                                                    f"stored as {first}"})
 
 
+def vector_problem(record: records.VectorRecord, item_id: str) -> str | None:
+    """What makes a decoded vector damaged (None when it is sound). NaN and infinities never
+    get this far: they are not JSON numbers, so such a file does not decode."""
+    if record.message_id != item_id:
+        return "the vector names another message than its file name"
+    if record.dimension != len(record.embedding):
+        return f"dimension {record.dimension} but {len(record.embedding)} values"
+    return None
+
+
 def _check_vector(record: Any, item_id: str, name: str, messages: set[str], relpath: str,
                   model: str | None, dimension: int | None, damage: list,
                   warnings: list) -> None:
-    if record.message_id != item_id:
-        damage.append({"file": relpath, "problem": "the vector names another message than "
-                                                   "its file name"})
-    elif record.dimension != len(record.embedding):
-        damage.append({"file": relpath, "problem": f"dimension {record.dimension} but "
-                                                   f"{len(record.embedding)} values"})
+    problem = vector_problem(record, item_id)
+    if problem is not None:
+        damage.append({"file": relpath, "problem": problem})
     elif model is not None and (record.model, record.dimension) != (model, dimension):
         warnings.append({"file": relpath, "problem": f"a vector of {record.model} "
                          f"({record.dimension}), not the configured {model} ({dimension})"})

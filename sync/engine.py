@@ -187,7 +187,7 @@ class SyncEngine:
             batch.append(item)
             batch_bytes += item.size
         await self._flush(batch, vectors, blocked, report)
-        self._settle_orphan_vectors(session_id, vectors)
+        self._settle_orphan_vectors(session_id, vectors, report)
         self._commit_moves()
 
     def _load_message(self, file: StoredFile, report: SessionReport) -> _Item | None:
@@ -305,6 +305,8 @@ class SyncEngine:
                    answer: Any, report: SessionReport) -> None:
         if isinstance(answer, dict):
             answer = {k: v for k, v in answer.items() if k != "success"}
+        if vector is not None and self._set_aside_if_damaged(vector, report):
+            vector = None
         for part in (file, vector):
             if part is not None:
                 self._move(part, IMPORTED)
@@ -339,6 +341,32 @@ class SyncEngine:
         report.record(file.name, Outcome(Outcome.QUARANTINED, **reason))
         report.quarantined.append({"file": file.relpath, "reason_file": reason_path, **reason})
 
+    def _set_aside_if_damaged(self, vector: StoredFile, report: SessionReport) -> bool:
+        """A `.emb` about to follow its confirmed message is checked once: a damaged one (not a
+        regular file, not decodable, another message's, a dimension its values disagree with)
+        goes to `.quarantine/` with a reason, alone; the message is not held back by it."""
+        from outbox import records
+        from outbox.verify import vector_problem
+        try:
+            data = self.store.read_bytes(vector)
+        except FileNotFoundError:
+            return False  # moved by a concurrent syncer
+        except UnsafeFile as exc:
+            reason = {"reason": "unsafe", "detail": exc.reason}
+        else:
+            try:
+                problem = vector_problem(records.decode(data, records.VectorRecord),
+                                         vector.item_id)
+            except records.RecordError as exc:
+                problem = f"does not decode: {exc}"
+            if problem is None:
+                return False
+            reason = {"reason": "unreadable", "detail": problem}
+        reason_path = self.store.write_reason(vector, {"file": vector.name, **reason})
+        self._move(vector, QUARANTINED)
+        report.quarantined.append({"file": vector.relpath, "reason_file": reason_path, **reason})
+        return True
+
     def _move(self, file: StoredFile, area: str) -> None:
         """Queue a move; `_commit_moves` performs the queue with one fsync pair per area."""
         self._moves.setdefault((file.session_id, area), []).append(file)
@@ -348,7 +376,8 @@ class SyncEngine:
         for (_session_id, area), files in moves.items():
             self.store.move(files, area)
 
-    def _settle_orphan_vectors(self, session_id: str, vectors: dict[str, StoredFile]) -> None:
+    def _settle_orphan_vectors(self, session_id: str, vectors: dict[str, StoredFile],
+                               report: SessionReport) -> None:
         """A `.emb` left pending by a crash between the two moves follows its `.msg`."""
         for vector in vectors.values():
             message = names.sibling(vector.name, names.MESSAGE_EXT)
@@ -362,7 +391,8 @@ class SyncEngine:
                     continue
                 finally:
                     os.close(fd)
-                self._move(vector, area)
+                if area != IMPORTED or not self._set_aside_if_damaged(vector, report):
+                    self._move(vector, area)
                 break
 
 

@@ -238,9 +238,7 @@ def survey(store_path: str, now: float | None = None) -> dict[str, Any]:
                 fd = _open(quarantine_fd, sid)
                 if fd is not None:
                     try:
-                        entry["quarantined"] = sum(
-                            1 for n in os.listdir(fd)
-                            if names.is_final(n) and not n.endswith(names.VECTOR_EXT))
+                        entry["quarantined"] = _quarantined_items(os.listdir(fd))
                     finally:
                         os.close(fd)
             entry["missing_vectors"] = len(ids[names.MESSAGE_EXT] - ids[names.VECTOR_EXT])
@@ -277,3 +275,11 @@ def _unsafe_entries(store_path: str) -> list[dict[str, str]]:
             found.append({"entry": f"{names.STORE_DIR}/{entry.name}",
                           "reason": f"{kind}, named like a session"})
     return found
+
+
+def _quarantined_items(listed: list[str]) -> int:
+    """Quarantined records: messages and events, and vectors set aside alone (damaged ones
+    whose message went on); a vector beside its quarantined message is part of that item."""
+    final = {n for n in listed if names.is_final(n)}
+    return sum(1 for n in final if not n.endswith(names.VECTOR_EXT)
+               or names.sibling(n, names.MESSAGE_EXT) not in final)

@@ -52,6 +52,12 @@ def plant(project, sid: str) -> dict[str, str]:
                    "model": "hash-1024", "dimension": 1024, "embedding": [0.5, 0.5, 0.5]},
                   handle)
     planted["vector"] = os.path.basename(vector)
+    # and one of the second whose values are not numbers JSON allows
+    nan_vector = os.path.join(project.root, good[1]["file"])[:-len(".msg")] + ".emb"
+    with open(nan_vector, "w") as handle:
+        handle.write('{"format_version": 1, "message_id": "%s", "model": "hash-1024", '
+                     '"dimension": 2, "embedding": [NaN, 0.5]}' % good[1]["message_id"])
+    planted["nan_vector"] = os.path.basename(nan_vector)
     elsewhere = os.path.join(os.path.dirname(project.root), "elsewhere")
     os.mkdir(elsewhere)
     os.symlink(elsewhere, os.path.join(project.store, "linked-session"))
@@ -82,7 +88,8 @@ def test_hostile_files_are_reported_set_aside_and_block_nothing(synced_project, 
     assert verify.rc == 1 and verify.code == "STORE_DAMAGED", verify.stdout
     damaged = {os.path.basename(d["file"]) for d in verify.out["error"]["details"]["damage"]}
     assert damaged == {planted[k] for k in ("fifo", "symlink", "garbage", "truncated",
-                                            "misnamed", "huge", "vector")} | {"linked-session"}
+                                            "misnamed", "huge", "vector", "nan_vector")} | {
+                                                "linked-session"}
 
     synced = p.cli("--no-agent", "sync", timeout=120)
     assert synced.rc == 0, synced.stdout
@@ -91,7 +98,8 @@ def test_hostile_files_are_reported_set_aside_and_block_nothing(synced_project, 
     reasons = {os.path.basename(q["file"]): q["reason"] for q in report["quarantined"]}
     assert reasons == {planted["fifo"]: "unsafe", planted["symlink"]: "unsafe",
                        planted["huge"]: "unsafe", planted["garbage"]: "unreadable",
-                       planted["truncated"]: "unreadable", planted["misnamed"]: "unreadable"}
+                       planted["truncated"]: "unreadable", planted["misnamed"]: "unreadable",
+                       planted["vector"]: "unreadable", planted["nan_vector"]: "unreadable"}
     assert any("linked-session" in w for w in synced.data["warnings"])
     quarantine = os.path.join(p.store, ".quarantine")
     for name in reasons:
@@ -100,10 +108,14 @@ def test_hostile_files_are_reported_set_aside_and_block_nothing(synced_project, 
             assert json.load(handle)["reason"] == reasons[name]
     assert os.path.islink(os.path.join(quarantine, ".unsafe", "linked-session"))
     assert [m["message_id"] for m in read_all(fleet, sid)] == planted["good"]
+    # the damaged vectors were set aside alone: their messages went on to .imported/
+    for name in (planted["vector"], planted["nan_vector"]):
+        assert os.path.exists(os.path.join(p.store, ".imported", sid, name[:-4] + ".msg"))
+    after_status = next(s for s in p.cli("status").data["sessions"] if s["session_id"] == sid)
+    assert after_status["quarantined"] == len(reasons)
     after = p.cli("verify")
-    details = after.out["error"]["details"] if after.rc else after.data
-    # what remains is the bad vector, which went to .imported/ with its message
-    assert [os.path.basename(d["file"]) for d in details["damage"]] == [planted["vector"]]
+    assert after.rc == 0 and after.data["damage"] == [], after.stdout
+    assert after.data["checked"]["quarantined"] == len(reasons) - 2  # vectors are not counted
 
 
 def test_the_watcher_sets_hostile_files_aside_and_keeps_serving(synced_project, fleet,
