@@ -67,6 +67,11 @@ def execute(ctx, args) -> tuple[int, dict]:
     except UnsafePathError as exc:
         error = StoreUnavailableError(f"refused: {exc.strerror}", code="STORE_UNSAFE_PATH")
         return error.exit_code, output.failure_envelope(error)
+    except PermissionError as exc:  # e.g. a session directory of another owner or mode
+        error = StoreUnavailableError(
+            f"permission denied: {exc.filename or 'the store'}: this user may not read or write "
+            "it; fix its owner or mode", code="STORE_PERMISSION_DENIED")
+        return error.exit_code, output.failure_envelope(error)
     except OSError as exc:
         if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
             return _unexpected(exc)

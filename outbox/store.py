@@ -73,6 +73,41 @@ class Unreadable(namedtuple("Unreadable", "file reason")):
         return {"file": self.file.relpath, "reason": self.reason}
 
 
+UNOPENABLE_SESSION = ("a session directory this user may not open (permission denied): "
+                      "left in place; fix its owner or mode and the next sync takes it")
+
+
+def may_open(name: str, dir_fd: int | None = None) -> bool:
+    """Can this user open the directory `name`? (Scans skip one it may not, so one session
+    with a wrong mode or owner never stops the others; it is reported as an unsafe entry.)"""
+    try:
+        os.close(atomic.open_dir(name, dir_fd=dir_fd))
+    except PermissionError:
+        return False
+    except OSError:
+        pass  # gone meanwhile, or not a directory: other checks judge that
+    return True
+
+
+def find_unsafe_entries(store_fd: int) -> list[dict[str, str]]:
+    """Entries of the pending area named like a session that are not real directories, or
+    that this user may not open. `entry` is the path to show, `name` the entry's name."""
+    found = []
+    for entry in os.scandir(store_fd):
+        if not is_valid_session_id(entry.name):
+            continue
+        if not entry.is_dir(follow_symlinks=False):
+            kind = "a symbolic link" if entry.is_symlink() else "not a directory"
+            reason = f"{kind}, named like a session"
+        elif not may_open(entry.name, store_fd):
+            reason = UNOPENABLE_SESSION
+        else:
+            continue
+        found.append({"entry": f"{names.STORE_DIR}/{entry.name}", "name": entry.name,
+                      "reason": reason})
+    return found
+
+
 def _exists(dir_fd: int, name: str) -> bool:
     try:
         os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
@@ -143,7 +178,8 @@ class Store:
                 continue
             try:
                 for entry in os.scandir(fd):
-                    if is_valid_session_id(entry.name) and entry.is_dir(follow_symlinks=False):
+                    if (is_valid_session_id(entry.name) and entry.is_dir(follow_symlinks=False)
+                            and may_open(entry.name, fd)):
                         found.add(entry.name)
             finally:
                 os.close(fd)
@@ -367,7 +403,10 @@ class Store:
         for entry in os.scandir(self._fd):
             if not is_valid_session_id(entry.name) or not entry.is_dir(follow_symlinks=False):
                 continue
-            fd = self.session_fd(entry.name)
+            try:
+                fd = self.session_fd(entry.name)
+            except PermissionError:
+                return True  # unknown content: the sync that follows reports it as skipped
             if fd is None:
                 continue
             try:
@@ -393,14 +432,8 @@ class Store:
 
     def unsafe_entries(self) -> list[dict[str, str]]:
         """Entries of the store named like a session that are not real directories (a symbolic
-        link, a file, a FIFO): never entered, never followed."""
-        found = []
-        for entry in os.scandir(self._fd):
-            if is_valid_session_id(entry.name) and not entry.is_dir(follow_symlinks=False):
-                kind = "a symbolic link" if entry.is_symlink() else "not a directory"
-                found.append({"entry": f"{names.STORE_DIR}/{entry.name}", "name": entry.name,
-                              "reason": f"{kind}, named like a session"})
-        return found
+        link, a file, a FIFO) or that this user may not open: never entered, never followed."""
+        return find_unsafe_entries(self._fd)
 
     def set_aside_unsafe(self) -> list[dict[str, str]]:
         """Move every unsafe entry to `.quarantine/.unsafe/` beside a `<name>.reason.json`
@@ -416,6 +449,11 @@ class Store:
         moved = []
         try:
             for item in found:
+                if item["reason"] == UNOPENABLE_SESSION:
+                    # Its records are sound; only its mode or owner is wrong, and a directory
+                    # that may not be written cannot be renamed anyway. It stays, reported.
+                    moved.append({**item, "moved_to": None})
+                    continue
                 target = item["name"]
                 while _exists(unsafe_fd, target):  # set aside before: keep both
                     target = f"{item['name']}.{utc_now().strftime('%Y%m%dT%H%M%S%f')}"
@@ -427,7 +465,7 @@ class Store:
                     continue  # removed meanwhile
                 moved.append({**item, "moved_to": f"{names.STORE_DIR}/{names.QUARANTINE_DIR}/"
                                                   f"{UNSAFE_DIR}/{target}"})
-            if moved:
+            if any(m["moved_to"] for m in moved):
                 os.fsync(unsafe_fd)
                 os.fsync(self._fd)
         finally:
@@ -458,7 +496,8 @@ class Store:
     def pending_session_ids(self) -> list[str]:
         """Sessions with a directory in the pending area, sorted."""
         return sorted(e.name for e in os.scandir(self._fd)
-                      if is_valid_session_id(e.name) and e.is_dir(follow_symlinks=False))
+                      if is_valid_session_id(e.name) and e.is_dir(follow_symlinks=False)
+                      and may_open(e.name, self._fd))
 
     def _create(self, session_id: str, name: str, data: bytes) -> None:
         fd = self.session_fd(session_id, PENDING, create=True)

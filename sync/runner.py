@@ -33,8 +33,9 @@ async def _run(store: Store, config: Config, policy: RetryPolicy, limits: Limits
                             track_outcomes=session_id is not None)
         if session_id is None:
             for moved in store.set_aside_unsafe():
-                state.warnings.append(f"set aside {moved['entry']} ({moved['reason']}) to "
-                                      f"{moved['moved_to']}")
+                state.warnings.append(
+                    f"skipped {moved['entry']}: {moved['reason']}" if moved["moved_to"] is None
+                    else f"set aside {moved['entry']} ({moved['reason']}) to {moved['moved_to']}")
             reports = await engine.sync_all()
         else:
             reports = [await engine.sync_session(session_id)]

@@ -29,7 +29,7 @@ from typing import Any, Callable
 import numpy as np
 
 from outbox import contract, names, records
-from outbox.store import IMPORTED, PENDING, Store
+from outbox.store import IMPORTED, PENDING, Store, may_open
 
 INDEX_DIR = ".index"
 FORMAT = 1
@@ -228,7 +228,8 @@ def _scan_dirs(store: Store) -> dict[str, int]:
         except FileNotFoundError:
             continue
         for entry in entries:
-            if contract.is_valid_session_id(entry.name) and entry.is_dir(follow_symlinks=False):
+            if (contract.is_valid_session_id(entry.name) and entry.is_dir(follow_symlinks=False)
+                    and may_open(entry.path)):  # one this user may not open is not indexed
                 try:
                     out[f"{area}/{entry.name}"] = entry.stat(follow_symlinks=False).st_mtime_ns
                 except FileNotFoundError:

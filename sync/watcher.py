@@ -514,7 +514,7 @@ class Watcher:
                 self.log.warning("store_removed", store=self.path)
                 return
             for moved in self.store.set_aside_unsafe():
-                self.log.warning("set_aside", **moved)
+                self.log.warning("set_aside" if moved["moved_to"] else "skipped", **moved)
             session_ids = self.store.pending_session_ids()
             self._dirty.clear()
         else:

@@ -154,9 +154,11 @@ def _unsafe_reason(st: os.stat_result) -> str | None:
 
 
 def _open(parent_fd: int, name: str) -> int | None:
+    """The directory, or None when it is gone or this user may not open it (an unopenable
+    session directory is listed among the unsafe entries instead)."""
     try:
         return atomic.open_dir(name, dir_fd=parent_fd)
-    except FileNotFoundError:
+    except (FileNotFoundError, PermissionError):
         return None
 
 
@@ -267,14 +269,15 @@ def survey(store_path: str, now: float | None = None) -> dict[str, Any]:
 
 
 def _unsafe_entries(store_path: str) -> list[dict[str, str]]:
-    """Entries named like a session that are not directories (the next sync sets them aside)."""
-    found = []
-    for entry in os.scandir(store_path):
-        if is_valid_session_id(entry.name) and not entry.is_dir(follow_symlinks=False):
-            kind = "a symbolic link" if entry.is_symlink() else "not a directory"
-            found.append({"entry": f"{names.STORE_DIR}/{entry.name}",
-                          "reason": f"{kind}, named like a session"})
-    return found
+    """Entries named like a session that are not directories (the next sync sets them aside)
+    or that this user may not open (left in place)."""
+    from outbox.store import find_unsafe_entries
+    store_fd = atomic.open_dir(store_path)
+    try:
+        return [{"entry": e["entry"], "reason": e["reason"]}
+                for e in find_unsafe_entries(store_fd)]
+    finally:
+        os.close(store_fd)
 
 
 def _quarantined_items(listed: list[str]) -> int:

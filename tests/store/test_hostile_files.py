@@ -6,9 +6,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
+import subprocess
 
-from amtest import message_args, open_args, wait_for
+import pytest
+
+from amtest import CLI, message_args, open_args, wait_for
 from fleetutil import read_all
 
 FIFO_ID = "11111111-1111-4111-8111-111111111111"
@@ -134,3 +138,73 @@ def test_the_watcher_sets_hostile_files_aside_and_keeps_serving(synced_project, 
         watcher.send_signal(signal.SIGTERM)
         out, _err = watcher.communicate(timeout=60)
     assert watcher.returncode == 0 and json.loads(out)["success"] is True
+
+
+SETPRIV = shutil.which("setpriv")
+
+
+def without_dac_override(project, *args: str):
+    """Run the CLI as this user minus the capabilities that let root ignore file modes, so a
+    mode-000 directory is as unopenable to it as to any other user. (One JSON line, as always.)"""
+    done = subprocess.run([SETPRIV, "--bounding-set=-dac_override,-dac_read_search", CLI,
+                           "--config", project.config, *args], cwd=project.root,
+                          env=project.env, capture_output=True, timeout=120)
+    return done.returncode, json.loads(done.stdout)
+
+
+@pytest.mark.skipif(os.getuid() != 0 or SETPRIV is None,
+                    reason="needs root and setpriv to drop the mode-bypassing capabilities")
+def test_an_unopenable_session_directory_is_reported_and_blocks_nothing(synced_project, fleet,
+                                                                        unique_session_id):
+    p, sid = synced_project, unique_session_id
+    locked = sid + "-locked"
+    for session in (locked, sid):
+        assert p.cli("--store", "file", *open_args(session)).rc == 0
+        assert p.cli("--store", "file", *message_args(session, "kept")).rc == 0
+    locked_dir = os.path.join(p.store, locked)
+    os.chmod(locked_dir, 0)
+    try:
+        rc, status = without_dac_override(p, "status")
+        assert rc == 0, status
+        assert [(u["entry"], "permission denied" in u["reason"])
+                for u in status["data"]["unsafe_entries"]] == [
+            (f".agent-memory/{locked}", True)]
+        rc, verify = without_dac_override(p, "verify")
+        assert rc == 1 and [d["file"] for d in verify["error"]["details"]["damage"]] == [
+            f".agent-memory/{locked}"]
+        rc, read = without_dac_override(p, "--store", "file", "read", "--session-id", locked)
+        assert (rc, read["error"]["code"]) == (3, "STORE_PERMISSION_DENIED"), read
+        rc, written = without_dac_override(p, "--store", "file",
+                                           *message_args(locked, "refused"))
+        assert (rc, written["error"]["code"]) == (3, "STORE_PERMISSION_DENIED"), written
+        rc, listed = without_dac_override(p, "--store", "file", "sessions")
+        assert rc == 0 and sid in [s["session_id"] for s in listed["data"]["sessions"]]
+        rc, found = without_dac_override(p, "--store", "file", "search", "--query", "kept",
+                                         "--scope", "all_projects", "--ranking", "bm25")
+        assert rc == 0 and [m["session_id"] for m in found["data"]["matches"]] == [sid], found
+
+        rc, synced = without_dac_override(p, "--no-agent", "sync")
+        assert rc == 0, synced
+        assert [s["session_id"] for s in synced["data"]["sessions"]] == [sid]
+        assert any(w.startswith(f"skipped .agent-memory/{locked}")
+                   for w in synced["data"]["warnings"]), synced
+        assert [m["text"] for m in read_all(fleet, sid)] == ["kept"]
+
+        # the watcher too: it keeps serving beside the directory it may not watch
+        watcher = subprocess.Popen([SETPRIV, "--bounding-set=-dac_override,-dac_read_search",
+                                    CLI, "--config", p.config, "sync", "--watch"],
+                                   cwd=p.root, env=p.env, stdout=subprocess.PIPE,
+                                   stderr=subprocess.DEVNULL)
+        try:
+            rc, later = without_dac_override(p, *message_args(sid, "later"), "--wait", "30")
+            assert rc == 0 and later["store"] == "logger", later
+            assert watcher.poll() is None
+        finally:
+            watcher.send_signal(signal.SIGTERM)
+            out, _err = watcher.communicate(timeout=60)
+        assert watcher.returncode == 0 and json.loads(out)["success"] is True
+    finally:
+        os.chmod(locked_dir, 0o700)
+    assert os.listdir(locked_dir)  # left in place, untouched: its message is still there
+    rc, synced = without_dac_override(p, "--no-agent", "sync")  # the mode fixed: it goes too
+    assert rc == 0 and [m["text"] for m in read_all(fleet, locked)] == ["kept"], synced
