@@ -8,6 +8,8 @@ imported; concurrent writers may share one, which is why references go by messag
 from __future__ import annotations
 
 import os
+import stat
+import time
 from collections import namedtuple  # not typing.NamedTuple: typing costs the write path
 from datetime import datetime, timezone
 
@@ -106,6 +108,39 @@ def find_unsafe_entries(store_fd: int) -> list[dict[str, str]]:
         found.append({"entry": f"{names.STORE_DIR}/{entry.name}", "name": entry.name,
                       "reason": reason})
     return found
+
+
+ORPHAN_TEMPORARY_AGE_S = 1.0
+
+
+def _remove_orphans(dir_fd: int, now: float, min_age_s: float) -> int:
+    removed = 0
+    for name in os.listdir(dir_fd):
+        if not name.startswith(names.TEMP_PREFIX):
+            continue
+        pid = name[len(names.TEMP_PREFIX):].split("-", 1)[0]
+        try:
+            st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            if not pid.isdigit() or _alive(int(pid)) or now - st.st_mtime < min_age_s \
+                    or not stat.S_ISREG(st.st_mode):
+                continue
+            os.unlink(name, dir_fd=dir_fd)
+            removed += 1
+        except FileNotFoundError:
+            continue  # linked and cleaned up by its writer, or by another syncer
+    if removed:
+        os.fsync(dir_fd)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    return True
 
 
 def _exists(dir_fd: int, name: str) -> bool:
@@ -471,6 +506,26 @@ class Store:
         finally:
             os.close(unsafe_fd)
         return moved
+
+    def remove_orphan_temporaries(self, min_age_s: float = ORPHAN_TEMPORARY_AGE_S) -> int:
+        """Remove the temporaries that writers killed midway left in session directories (the
+        caller holds the sync lock); how many. A temporary never held a record under a final
+        name, so removing it loses nothing. Its name carries its writer's pid: one whose writer
+        is alive, or written less than `min_age_s` ago, is left alone. (A writer in another pid
+        namespace whose temporary is removed in the moment before it links it fails loudly;
+        it never reports a write it did not make.)"""
+        removed = 0
+        now = time.time()
+        for area in (PENDING, QUARANTINED):
+            for session_id in self.session_ids():
+                fd = self.session_fd(session_id, area)
+                if fd is None:
+                    continue
+                try:
+                    removed += _remove_orphans(fd, now, min_age_s)
+                finally:
+                    os.close(fd)
+        return removed
 
     def pending_usage(self) -> tuple[int, int]:
         """(pending messages, bytes of every pending final-named file): names and one stat per

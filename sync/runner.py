@@ -36,6 +36,10 @@ async def _run(store: Store, config: Config, policy: RetryPolicy, limits: Limits
                 state.warnings.append(
                     f"skipped {moved['entry']}: {moved['reason']}" if moved["moved_to"] is None
                     else f"set aside {moved['entry']} ({moved['reason']}) to {moved['moved_to']}")
+            orphans = store.remove_orphan_temporaries()
+            if orphans:
+                state.warnings.append(f"removed {orphans} temporaries left by writers killed "
+                                      "midway (none held a record)")
             reports = await engine.sync_all()
         else:
             reports = [await engine.sync_session(session_id)]

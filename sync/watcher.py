@@ -515,6 +515,9 @@ class Watcher:
                 return
             for moved in self.store.set_aside_unsafe():
                 self.log.warning("set_aside" if moved["moved_to"] else "skipped", **moved)
+            orphans = self.store.remove_orphan_temporaries()
+            if orphans:
+                self.log.info("orphan_temporaries_removed", count=orphans)
             session_ids = self.store.pending_session_ids()
             self._dirty.clear()
         else:

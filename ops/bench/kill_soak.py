@@ -5,8 +5,10 @@ and comes back. Then one clean sync, and the checks that matter:
 - every message whose `write` returned success is in the logger exactly once, with its
   original message id and time;
 - no message is in the logger twice, and nothing the logger holds is unknown to the store;
-- nothing is left pending, and `verify` finds no damaged file (a killed writer may leave a
-  temporary, never a half-written record under a final name).
+- nothing is left pending but the poison (messages the logger refuses for the whole run),
+  none of which reaches the logger and nothing else is quarantined;
+- `verify` finds no damaged file, and no temporary is left (a killed writer leaves only a
+  temporary, never a half-written record under a final name, and the clean sync removes it).
 
 Seeded (`--seed`), so a failing run can be replayed. The slow test runs it with 200 iterations;
 
@@ -35,9 +37,12 @@ from typing import Any
 from outbox.names import parse_final_name
 
 CLI = os.path.join(os.path.dirname(sys.executable), "agent-memory")
-ACTIONS = ("write", "write_killed", "sync_killed", "agent_killed", "fault")
-WEIGHTS = (40, 30, 10, 8, 12)
+ACTIONS = ("write", "write_killed", "write_poison", "sync_killed", "agent_killed", "fault")
+WEIGHTS = (40, 30, 4, 10, 8, 12)
 FAULTS = ("clear", "delay", "drop", "down", "up")
+# The logger refuses every message whose text matches, for the whole run: a record it will never
+# take must not block the ones around it, and must never reach it.
+POISON = "soak poison"
 
 
 def agent_pids(root: str) -> list[int]:
@@ -81,6 +86,7 @@ class Soak:
                     "AGENT_MEMORY_CONFIG": str(fleet.config_path)}
         self.sessions = [f"soak-{seed}-{k}" for k in range(3)]
         self.written: dict[str, str] = {}  # message id -> occurred_at, for each success
+        self.poison: set[str] = set()  # message ids of texts the logger refuses
         self.failures: list[str] = []
         self.counts: Counter = Counter()
         self.down = False
@@ -96,6 +102,7 @@ class Soak:
 
     def setup(self) -> None:
         self.cli("store", "init")
+        self.fleet.control.set_faults("logger", refuse_pattern=f"^{POISON}")
         for sid in self.sessions:
             done = self.cli("--no-agent", "session", "open", "--session-id", sid,
                             "--project-id", "soak", "--dialogue-kind", "human,model",
@@ -103,15 +110,16 @@ class Soak:
             if done.returncode != 0:
                 raise RuntimeError(f"session open failed: {done.stdout!r}")
 
-    def write(self, killed: bool) -> None:
+    def write(self, killed: bool, poison: bool = False) -> None:
         message_id = str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
+        text = f"{POISON} {message_id}" if poison else f"soak message {message_id}"
         self.clock += timedelta(milliseconds=self.rng.randint(1, 5000))
         occurred = self.clock.isoformat(timespec="microseconds").replace("+00:00", "Z")
         sid = self.rng.choice(self.sessions)
         proc = self.popen("write", "--session-id", sid, "--sender-kind", "human",
                           "--sender-identity", "alice", "--receiver-kind", "model",
                           "--receiver-identity", "claude", "--message-id", message_id,
-                          "--occurred-at", occurred, "--text", f"soak message {message_id}")
+                          "--occurred-at", occurred, "--text", text)
         self.counts["writes"] += 1
         if killed:
             time.sleep(self.rng.uniform(0.0, 0.25))
@@ -124,6 +132,14 @@ class Soak:
             answer = json.loads(out)
         except ValueError:
             answer = {}
+        if poison:
+            # Refused at once (exit 1) or kept for later (exit 0, "file"): either way it stays
+            # in the outbox, refused on each try, until it is quarantined.
+            self.poison.add(message_id)
+            self.counts["poison_written"] += 1
+            if (proc.returncode, answer.get("success")) not in ((1, False), (0, True)):
+                self.failures.append(f"poison {message_id}: rc {proc.returncode} {out[:300]!r}")
+            return
         if proc.returncode == 0 and answer.get("success"):
             self.written[message_id] = occurred
             self.counts[f"answered_{answer['store']}"] += 1
@@ -142,6 +158,7 @@ class Soak:
         fault = self.rng.choice(FAULTS)
         if fault == "clear":
             control.clear_faults()
+            control.set_faults("logger", refuse_pattern=f"^{POISON}")
         elif fault == "delay":
             control.set_faults("logger", delay=self.rng.uniform(0.05, 0.4))
         elif fault == "drop":
@@ -157,8 +174,8 @@ class Soak:
     def run(self, iterations: int) -> None:
         for i in range(iterations):
             action = self.rng.choices(ACTIONS, WEIGHTS)[0]
-            if action in ("write", "write_killed"):
-                self.write(killed=action == "write_killed")
+            if action in ("write", "write_killed", "write_poison"):
+                self.write(killed=action == "write_killed", poison=action == "write_poison")
             elif action == "sync_killed":
                 self.sync_killed()
             elif action == "agent_killed":
@@ -169,21 +186,31 @@ class Soak:
                 self.log(f"{i + 1}/{iterations}: {dict(self.counts)}")
 
     def settle(self) -> None:
-        """Faults off, agents stopped, then one-shot syncs until nothing is pending."""
+        """Faults off (the poison stays refused), agents stopped, then one-shot syncs until
+        nothing but poison is pending."""
         self.fleet.control.clear_faults()
+        self.fleet.control.set_faults("logger", refuse_pattern=f"^{POISON}")
         if self.down:
             self.fleet.control.come_up("logger")
             self.down = False
         self.cli("agent", "stop", "--timeout", "30")
         kill_agents(self.root)
+        time.sleep(1.5)  # a temporary of the last killed write is old enough to be removed
         for _ in range(5):
             done = self.cli("--no-agent", "sync")
             answer = json.loads(done.stdout)
-            if answer.get("success") and answer["data"].get("skipped") is False \
-                    and not answer["data"]["totals"]["pending"]:
+            # exit 1 while the poison is still refused: the report is in error.details then
+            report = answer.get("data") or answer.get("error", {}).get("details") or {}
+            if report.get("skipped") is False and not self.pending():
                 return
             time.sleep(1.0)
         self.failures.append(f"the clean sync did not finish: {done.stdout[-500:]!r}")
+
+    def pending(self) -> list[str]:
+        """Pending messages and events other than the poison."""
+        return [n for sid in self.sessions
+                for n in _final(os.path.join(self.root, ".agent-memory", sid))
+                if not any(p in n for p in self.poison)]
 
     def check(self) -> dict[str, Any]:
         in_logger: dict[str, str] = {}
@@ -204,8 +231,15 @@ class Soak:
                     stored |= {parsed[1] for parsed in map(parse_final_name, os.listdir(folder))
                                if parsed is not None and parsed[2] == ".msg"}
         unknown = sorted(set(in_logger) - stored)
-        pending = [n for sid in self.sessions
-                   for n in _final(os.path.join(self.root, ".agent-memory", sid))]
+        pending = self.pending()
+        temporaries = [n for sid in self.sessions
+                       for n in _listing(os.path.join(self.root, ".agent-memory", sid))
+                       if n.startswith(".tmp-")]
+        quarantine = os.path.join(self.root, ".agent-memory", ".quarantine")
+        quarantined = {parsed[1] for sid in self.sessions
+                       for parsed in map(parse_final_name,
+                                         _listing(os.path.join(quarantine, sid)))
+                       if parsed is not None and parsed[2] == ".msg"}
         verify = json.loads(self.cli("verify").stdout)
         damage = verify["data"]["damage"] if verify.get("success") else \
             verify["error"].get("details", {}).get("damage", [verify["error"]])
@@ -213,16 +247,22 @@ class Soak:
                 "messages_in_logger": len(in_logger), "lost": len(lost),
                 "duplicated": duplicated, "time_changed": len(moved_time),
                 "unknown_to_the_store": len(unknown), "left_pending": len(pending),
+                "temporaries_left": len(temporaries), "poison_written": len(self.poison),
+                "poison_in_logger": len(self.poison & set(in_logger)),
+                "poison_quarantined": len(self.poison & quarantined),
+                "quarantined_not_poison": len(quarantined - self.poison),
                 "damaged_files": len(damage), "failures": self.failures[:20],
                 "examples": {"lost": lost[:5], "time_changed": moved_time[:5],
                              "unknown": unknown[:5], "pending": pending[:5],
                              "damage": damage[:5]}}
 
 
+def _listing(folder: str) -> list[str]:
+    return os.listdir(folder) if os.path.isdir(folder) else []
+
+
 def _final(folder: str) -> list[str]:
-    if not os.path.isdir(folder):
-        return []
-    return [n for n in os.listdir(folder) if n.endswith((".msg", ".ses"))]
+    return [n for n in _listing(folder) if n.endswith((".msg", ".ses"))]
 
 
 def _instant(value: str) -> datetime:
@@ -232,6 +272,8 @@ def _instant(value: str) -> datetime:
 def passed(report: dict[str, Any]) -> bool:
     return (not report["lost"] and not report["duplicated"] and not report["time_changed"]
             and not report["unknown_to_the_store"] and not report["left_pending"]
+            and not report["temporaries_left"] and not report["poison_in_logger"]
+            and not report["quarantined_not_poison"]
             and not report["damaged_files"] and not report["failures"])
 
 

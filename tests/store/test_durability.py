@@ -6,10 +6,11 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
-from amtest import message_args
+from amtest import message_args, open_args
 
 WRITER = textwrap.dedent("""
     import sys
@@ -67,3 +68,27 @@ def test_writer_killed_between_temporary_and_link_leaves_nothing_visible(project
     assert project.cli(*message_args("s1", "survivor")).data["sequence_number"] == 0
     texts = [m["text"] for m in project.cli("read", "--session-id", "s1").data["messages"]]
     assert texts == ["survivor"]
+
+
+def test_a_whole_store_sync_removes_the_temporaries_of_killed_writers_only(synced_project,
+                                                                           unique_session_id):
+    p, sid = synced_project, unique_session_id
+    assert p.cli("--store", "file", *open_args(sid)).rc == 0
+    proc = subprocess.run([sys.executable, "-c", KILLED_WRITER, "--config", p.config,
+                           "--store", "file", *message_args(sid, "doomed")],
+                          cwd=p.root, env=p.env, capture_output=True)
+    assert proc.returncode == -9
+    session = os.path.join(p.store, sid)
+    orphan = next(n for n in os.listdir(session) if n.startswith(".tmp-"))
+    os.utime(os.path.join(session, orphan), (time.time() - 60, time.time() - 60))
+    # a temporary of a writer still running (this test's own pid): never touched
+    live = f".tmp-{os.getpid()}-{'0' * 32}"
+    with open(os.path.join(session, live), "wb") as handle:
+        handle.write(b"{}")
+    os.utime(os.path.join(session, live), (time.time() - 60, time.time() - 60))
+    synced = p.cli("--no-agent", "sync")
+    assert synced.rc == 0, synced.stdout
+    assert "removed 1 temporaries left by writers killed midway (none held a record)" in \
+        synced.data["warnings"]
+    assert sorted(n for n in os.listdir(session) if n.startswith(".tmp-")) == [live]
+    assert "warnings" not in p.cli("--no-agent", "sync").data  # nothing more to remove
