@@ -38,6 +38,7 @@ class Gate:
         self._writers: set[asyncio.StreamWriter] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
+        self._failed_start: Exception | None = None
         # Processes forked later (the logger's queue) must not hold the public socket, or
         # `down` could not make connects fail while they live.
         os.register_at_fork(after_in_child=self._forget_in_child)
@@ -94,6 +95,8 @@ class Gate:
         self._thread = threading.Thread(target=run, name="gate", daemon=True)
         self._thread.start()
         ready.wait()
+        if self._failed_start is not None:  # e.g. listen() refused: the service cannot start
+            raise self._failed_start
 
     def stop(self, timeout: float = 5.0) -> None:
         """Stop listening, hang up every connection, and end the gate's thread."""
@@ -108,11 +111,15 @@ class Gate:
 
     async def _run(self, sock: socket.socket, ready: threading.Event) -> None:
         self._stopping = asyncio.Event()
+        self._failed_start = None
         try:
             if not self.faults().down:
                 await self.open(sock)
             else:
                 sock.close()
+        except Exception as exc:  # handed to start(), which raises it in the service's thread
+            self._failed_start = exc
+            return
         finally:
             ready.set()
         watch = asyncio.create_task(self.watch())
