@@ -516,8 +516,9 @@ class Store:
         it never reports a write it did not make.)"""
         removed = 0
         now = time.time()
+        session_ids = self.session_ids()
         for area in (PENDING, QUARANTINED):
-            for session_id in self.session_ids():
+            for session_id in session_ids:
                 fd = self.session_fd(session_id, area)
                 if fd is None:
                     continue

@@ -362,9 +362,7 @@ class SyncEngine:
             if problem is None:
                 return False
             reason = {"reason": "unreadable", "detail": problem}
-        reason_path = self.store.write_reason(vector, {"file": vector.name, **reason})
-        self._move(vector, QUARANTINED)
-        report.quarantined.append({"file": vector.relpath, "reason_file": reason_path, **reason})
+        self._quarantine(vector, None, reason, report)
         return True
 
     def _move(self, file: StoredFile, area: str) -> None:

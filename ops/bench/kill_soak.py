@@ -102,13 +102,17 @@ class Soak:
 
     def setup(self) -> None:
         self.cli("store", "init")
-        self.fleet.control.set_faults("logger", refuse_pattern=f"^{POISON}")
+        self.refuse_poison()
         for sid in self.sessions:
             done = self.cli("--no-agent", "session", "open", "--session-id", sid,
                             "--project-id", "soak", "--dialogue-kind", "human,model",
                             "--participant", "alice", "claude")
             if done.returncode != 0:
                 raise RuntimeError(f"session open failed: {done.stdout!r}")
+
+    def refuse_poison(self) -> None:
+        """The one switch that stays on all run (clearing the faults clears it too)."""
+        self.fleet.control.set_faults("logger", refuse_pattern=f"^{POISON}")
 
     def write(self, killed: bool, poison: bool = False) -> None:
         message_id = str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
@@ -158,7 +162,7 @@ class Soak:
         fault = self.rng.choice(FAULTS)
         if fault == "clear":
             control.clear_faults()
-            control.set_faults("logger", refuse_pattern=f"^{POISON}")
+            self.refuse_poison()
         elif fault == "delay":
             control.set_faults("logger", delay=self.rng.uniform(0.05, 0.4))
         elif fault == "drop":
@@ -189,7 +193,7 @@ class Soak:
         """Faults off (the poison stays refused), agents stopped, then one-shot syncs until
         nothing but poison is pending."""
         self.fleet.control.clear_faults()
-        self.fleet.control.set_faults("logger", refuse_pattern=f"^{POISON}")
+        self.refuse_poison()
         if self.down:
             self.fleet.control.come_up("logger")
             self.down = False
@@ -210,7 +214,7 @@ class Soak:
         """Pending messages and events other than the poison."""
         return [n for sid in self.sessions
                 for n in _final(os.path.join(self.root, ".agent-memory", sid))
-                if not any(p in n for p in self.poison)]
+                if parse_final_name(n)[1] not in self.poison]
 
     def check(self) -> dict[str, Any]:
         in_logger: dict[str, str] = {}

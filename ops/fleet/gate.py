@@ -111,7 +111,6 @@ class Gate:
 
     async def _run(self, sock: socket.socket, ready: threading.Event) -> None:
         self._stopping = asyncio.Event()
-        self._failed_start = None
         try:
             if not self.faults().down:
                 await self.open(sock)
