@@ -80,7 +80,7 @@ class AgentService:
                 and self.watcher.config.embedder is not None:
             def embed() -> dict[str, Any] | None:
                 return self._vector(StoredFile(session_id, PENDING, name), float(budget))
-        settled = self.watcher.deliver(session_id, name, float(wait), embed)
+        settled = self.watcher.handoff.deliver(session_id, name, float(wait), embed)
         return {"ok": True, "delivery": delivery.as_dict(settled)}
 
     def _vector(self, file: StoredFile, budget: float) -> dict[str, Any] | None:

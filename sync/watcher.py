@@ -1,15 +1,18 @@
 """`agent-memory sync --watch`: the store drains by itself, and the project's agent answers
 the CLI.
 
-Life of a watcher (the loop and the scheduler; the agent's socket, the backoff and the published
-state live in sync.agent_server, sync.backoff and sync.watcher_report):
+Life of a watcher. This module is the loop and the scheduler only; the agent's socket
+(sync.agent_server), the answers to commands waiting for their files (sync.handoff), the vector
+backfill (sync.backfill_runner), the file events (sync.file_events), the backoff (sync.backoff)
+and the published state (sync.watcher_report) live in their own modules.
 - It takes the store's sync lock and keeps it until it exits (an flock: a kill -9 frees it). A
   second watcher finding the lock held by a watcher (the holder's pid is the pid the running
   watcher published) refuses and exits 0 naming it. A lock held by a one-shot `sync` or an
   inline forward of `write` is waited for: that holder finishes soon.
 - Holding the lock, it serves as the project's agent when given a server (cli.watch_cmd does):
   CLI commands ask it over a Unix socket instead of importing the fleet clients themselves.
-  `deliver()` is how a served `write` or `session` command learns what became of its file.
+  `handoff.deliver()` is how a served `write` or `session` command learns what became of its
+  file.
 - `watchdog` reports new final-named `.msg`/`.ses`/`.emb` files in session directories. Events
   are debounced: a round starts once no event came for `debounce` seconds, or `max_delay` after
   the first one, so what arrives together is forwarded together; a file a command waits for
@@ -23,11 +26,11 @@ state live in sync.agent_server, sync.backoff and sync.watcher_report):
   single cheap `health` request every `probe_interval` seconds tells when it is back; the
   drain then starts at once with a full round. A served write during the backoff is answered
   "not delivered yet" at once, or tries a round itself when a probe is due.
-- Messages without a vector are embedded by `sync.vectors.backfill` in a worker thread, beside
-  the rounds, with its own backoff when the embedder is unreachable.
+- Messages without a vector are embedded in a worker thread, beside the rounds, with their own
+  backoff when the embedder is unreachable.
 - With `idle_exit` (an autostarted agent has it), it exits once it has served no request for
-  `idle_exit` seconds and nothing is pending; a watcher started by hand or by systemd never idles out. Any watcher exits when
-  its store directory is removed.
+  `idle_exit` seconds and nothing is pending; a watcher started by hand or by systemd never
+  idles out. Any watcher exits when its store directory is removed.
 - SIGTERM / SIGINT: the batch in flight finishes (its confirmed files move), then the watcher
   publishes its final state, releases the lock and returns its summary (exit 0). A second signal
   cancels the batch in flight: nothing is lost either way (an imported but unmoved file is
@@ -44,21 +47,18 @@ import os
 import signal
 import threading
 import time
-from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, Callable
 
-from outbox import names
-from outbox.contract import is_valid_session_id
-from outbox.store import IMPORTED, PENDING, QUARANTINED, Store
-from sync import delivery, watcher_state
+from outbox.store import Store
+from sync import file_events, watcher_state
+from sync.backfill_runner import VectorBackfill
 from sync.backoff import Backoff
 from sync.config import Config
-from sync.delivery import Delivery
 from sync.engine import Limits, SessionReport
 from sync.failures import Failed, Refused, Unreachable, describe
+from sync.handoff import Handoff
 from sync.lock import SyncLock
 from sync.logger_link import RetryPolicy
-from sync.settlement import Settlements
 from sync.watcher_report import WatcherReport
 
 # The watcher backs off by itself: each call tries twice, quickly, then the round gives up.
@@ -116,7 +116,6 @@ class Watcher:
         # event bookkeeping (filled by the watchdog thread through the loop)
         self._dirty: set[str] = set()
         self._urgent = False  # a command waits for a file: no debounce
-        self._new_messages = False
         self._first_event: float | None = None
         self._last_event = 0.0
         self._last_activity = time.monotonic()
@@ -124,8 +123,7 @@ class Watcher:
         self._wake: asyncio.Event | None = None
         self._main_task: asyncio.Task | None = None
         self._ready = threading.Event()  # the loop runs: deliver() may use it
-        self._engine_lock: asyncio.Lock | None = None
-        self._background: set[asyncio.Future] = set()  # vectors of fire-and-forget writes
+        self.engine_lock: asyncio.Lock | None = None  # one round (or vector write) at a time
         # logger link and backoff
         self._link = None
         self._backoff = Backoff(self.options.backoff_initial, self.options.backoff_max,
@@ -134,14 +132,9 @@ class Watcher:
         self._retry_at: float | None = None
         self._next_probe = 0.0
         self._next_rescan = 0.0
-        # embedding backfill
-        self._backfill_task: asyncio.Future | None = None
-        self._embed_backoff = Backoff(self.options.backoff_initial, self.options.backoff_max,
-                                      self.options.backoff_factor)
-        self._embed_retry_at = 0.0
-        self._unembeddable: set[str] = set()  # texts the embedder refused: not sent again
-        self._last_backfill = float("-inf")
-        self._settlements = Settlements()
+        self.backfill = VectorBackfill(store, config, self.options, self.report, log,
+                                       lambda: self.stop_reason is not None)
+        self.handoff = Handoff(self)
         self._round_imported = 0
 
     # =========================================================================== entry point ===
@@ -242,121 +235,48 @@ class Watcher:
         """A request came: the idle clock starts again (thread-safe enough: one float)."""
         self._last_activity = time.monotonic()
 
-    def deliver(self, session_id: str, name: str, wait: float,
-                embed: Callable[[], Any] | None = None) -> Delivery:
-        """What became of a file a command just appended (thread-safe; the agent's request
-        threads call it). `embed()` makes its `.emb` record, in a worker thread while the file
-        is forwarded; it is written beside the `.msg` wherever that is by then."""
-        self.touch()
-        self._ready.wait(wait + 30.0)  # a request that came while the agent was starting
+    def serving_loop(self, timeout: float) -> asyncio.AbstractEventLoop | None:
+        """The running loop, once ready (waiting up to `timeout` for a starting watcher); None
+        when stopping (thread-safe: the agent's request threads call it)."""
+        self._ready.wait(timeout)
         loop = self._loop
         if loop is None or self.stop_reason is not None or not self._ready.is_set():
-            return delivery.pending(f"the agent (pid {self.pid}) is stopping; the file stays "
-                                    "pending and is delivered later")
-        future = asyncio.run_coroutine_threadsafe(self._deliver(session_id, name, wait, embed),
-                                                  loop)
-        try:
-            return future.result(wait + 60.0)
-        except (FutureTimeout, asyncio.CancelledError):
-            future.cancel()
-            return self._not_in_time(session_id, name, wait)
+            return None
+        return loop
 
-    async def _deliver(self, session_id: str, name: str, wait: float,
-                       embed: Callable[[], Any] | None) -> Delivery:
-        vector = None
-        if embed is not None:
-            vector = asyncio.ensure_future(self._make_vector(session_id, name, embed))
-            self._background.add(vector)
-            vector.add_done_callback(self._background.discard)
-        settled = await self._settle_file(session_id, name, wait)
-        if vector is not None and wait > 0:
-            await vector  # as inline: the answer comes once the vector is there (or not)
-        return settled
-
-    async def _make_vector(self, session_id: str, name: str, embed: Callable[[], Any]) -> None:
-        try:
-            record = await asyncio.to_thread(embed)
-        except Exception as exc:  # noqa: BLE001 - the backfill embeds it later
-            self.log.info("no_vector_on_write", file=name, error=str(exc)[:500])
-            return
-        if record is None:
-            return
-        async with self._engine_lock:  # no round moves the .msg while its .emb is written
-            try:
-                where = self.store.area_of(session_id, name)
-                if where == PENDING:
-                    self.store.append_vector(session_id, name, record)
-                elif where == IMPORTED:
-                    self.store.append_imported_vector(session_id, name, record)
-            except FileExistsError:
-                pass  # the backfill was quicker
-            except OSError as exc:
-                self.log.warning("vector_not_written", file=name, error=str(exc))
-
-    async def _settle_file(self, session_id: str, name: str, wait: float) -> Delivery:
-        kind = "message" if name.endswith(names.MESSAGE_EXT) else "session"
-        if wait <= 0:  # fire and forget: the answer never depends on a round's timing
-            self._note_event(kind, session_id)
-            return delivery.pending(f"handed to the agent (pid {self.pid}), which delivers it")
-        settled = self._settlements.known(name) or self._already_settled(session_id, name)
-        if settled is not None:
-            return await self._completed(settled, name)
+    def wants_round(self, kind: str, session_id: str, urgent: bool) -> None:
+        """A command appended a file of `session_id` (on the loop): it joins the next round,
+        which starts at once, without debounce, when the command waits for it."""
         self._note_event(kind, session_id)
+        if urgent:
+            self._urgent = True
+            self._wake_up()
+
+    def backing_off(self) -> str | None:
+        """Why no round is tried now (the logger failed and no probe is due yet): a command
+        that waits is answered at once. None when a round may run; a due probe becomes that
+        round (on the loop)."""
         now = time.monotonic()
         if self._retry_at is not None and now < self._retry_at:
             if now < self._next_probe:
-                error = (self.report.last_error or {}).get("message", "")
-                return delivery.pending(f"logger unreachable: {error}")
-            self._retry_at = now  # a probe is due: this round is the probe
-        self._urgent = True
-        self._wake_up()
-        future = self._settlements.wait(name)
-        try:
-            settled = await asyncio.wait_for(asyncio.shield(future), wait)
-        except asyncio.TimeoutError:
-            return self._not_in_time(session_id, name, wait)
-        finally:
-            self._settlements.forget_waiter(name, future)
-        return await self._completed(settled, name)
-
-    def _already_settled(self, session_id: str, name: str) -> Delivery | None:
-        where = self.store.area_of(session_id, name)
-        if where == IMPORTED:
-            return delivery.confirmed(None)
-        if where == QUARANTINED:
-            return Delivery("quarantined", code="QUARANTINED",
-                            statement="the file was set aside in .quarantine/")
+                return (self.report.last_error or {}).get("message", "")
+            self._retry_at = now
         return None
-
-    def _not_in_time(self, session_id: str, name: str, wait: float) -> Delivery:
-        if self.store.area_of(session_id, name) == IMPORTED:
-            return delivery.confirmed(None)
-        return delivery.pending(f"the agent (pid {self.pid}) did not confirm it within {wait} "
-                                "s; it stays pending and the agent delivers it")
-
-    async def _completed(self, settled: Delivery, name: str) -> Delivery:
-        """A confirmed message carries the logger's append answer, sequence number included."""
-        if not delivery.lacks_number(settled, name):
-            return settled
-        try:
-            link = await self._ensure_link()
-        except Exception:  # noqa: BLE001 - confirmed either way; the answer lacks its number
-            return settled
-        done = await delivery.completed(link, settled, names.parse_final_name(name)[1])
-        self._settlements.remember(name, done)
-        return done
 
     # ============================================================================ main loop ===
     async def _main(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._wake = asyncio.Event()
-        self._engine_lock = asyncio.Lock()
+        self.engine_lock = asyncio.Lock()
         self._main_task = asyncio.current_task()
-        observer = self._start_observer()
+        loop = self._loop
+        observer = file_events.start_observer(
+            self.path, lambda kind, session_id: loop.call_soon_threadsafe(
+                self._note_event, kind, session_id))
         try:
             # the fleet client's import (about 0.6 s) is paid now, not by the first request
             try:
-                await self._ensure_link()
+                await self.ensure_link()
             except Exception as exc:  # noqa: BLE001 - the first round reports and backs off
                 self.log.warning("logger_link_not_ready", error=describe(exc)[:2000])
             self._ready.set()
@@ -368,17 +288,10 @@ class Watcher:
         finally:
             self.report.status = "stopping"
             self._stop_server()
-            self._settlements.resolve_all(delivery.pending(
-                f"the agent (pid {self.pid}) stopped; the file stays pending and is delivered "
-                "later"))
+            self.handoff.stopping()
             logging.getLogger("watchdog").setLevel(logging.CRITICAL)
             observer.stop()
-            if self._backfill_task is not None and not self._backfill_task.done():
-                self.log.info("waiting_for_backfill")
-                try:
-                    await asyncio.shield(self._backfill_task)
-                except BaseException:  # noqa: BLE001 - its outcome is logged by its callback
-                    pass
+            await self.backfill.finish()
             await self._close_link()
             await asyncio.to_thread(observer.join, 5.0)
 
@@ -413,7 +326,7 @@ class Watcher:
                 self.stop_reason = "idle"
                 self.log.info("agent_idle_exit", idle_exit_s=opts.idle_exit)
                 break
-            self._maybe_backfill(force=False)
+            self.backfill.maybe_start(force=False)
             wake_at = self._next_rescan
             if opts.idle_exit is not None:
                 wake_at = min(wake_at, self._last_activity + opts.idle_exit)
@@ -424,7 +337,7 @@ class Watcher:
         idle_exit = self.options.idle_exit
         if idle_exit is None or now - self._last_activity < idle_exit:
             return False
-        if self._backfill_task is not None and not self._backfill_task.done():
+        if self.backfill.running():
             return False
         try:
             return not self.store.has_pending()
@@ -454,48 +367,11 @@ class Watcher:
             self._wake.set()
 
     # ======================================================================== file events ===
-    def _start_observer(self):
-        from watchdog.events import (DirCreatedEvent, DirMovedEvent, FileCreatedEvent,
-                                     FileMovedEvent, FileSystemEventHandler)
-        from watchdog.observers import Observer
-
-        watcher = self
-        loop = self._loop
-
-        class Handler(FileSystemEventHandler):
-            def on_any_event(self, event) -> None:  # the observer's thread
-                path = getattr(event, "dest_path", "") or event.src_path
-                found = watcher._classify(os.fsdecode(path), event.is_directory)
-                if found is not None:
-                    loop.call_soon_threadsafe(watcher._note_event, *found)
-
-        observer = Observer()
-        observer.schedule(Handler(), self.path, recursive=True,
-                          event_filter=[FileCreatedEvent, FileMovedEvent, DirCreatedEvent,
-                                        DirMovedEvent])
-        observer.daemon = True
-        observer.start()
-        return observer
-
-    def _classify(self, path: str, is_directory: bool) -> tuple[str, str] | None:
-        """("session", id) for a new final file or session directory in the pending area,
-        ("message", id) for a new `.msg`, None for anything else (our own moves to
-        `.imported/`, temporaries, state files)."""
-        rel = os.path.relpath(path, self.path)
-        parts = rel.split(os.sep)
-        if len(parts) == 1 and is_directory and is_valid_session_id(parts[0]):
-            return "session", parts[0]
-        if len(parts) != 2 or is_directory:
-            return None
-        if is_valid_session_id(parts[0]) and names.is_final(parts[1]):
-            return ("message" if parts[1].endswith(names.MESSAGE_EXT) else "session"), parts[0]
-        return None
-
     def _note_event(self, kind: str, session_id: str) -> None:  # the loop's thread
         now = time.monotonic()
         self._dirty.add(session_id)
         if kind == "message":
-            self._new_messages = True
+            self.backfill.note_new_message()
         if self._first_event is None:
             self._first_event = now
         self._last_event = now
@@ -503,7 +379,7 @@ class Watcher:
 
     # ============================================================================== rounds ===
     async def _round(self, full: bool) -> None:
-        async with self._engine_lock:
+        async with self.engine_lock:
             await self._round_locked(full)
 
     async def _round_locked(self, full: bool) -> None:
@@ -531,7 +407,7 @@ class Watcher:
         error: BaseException | None = None
         try:
             if session_ids:
-                link = await self._ensure_link()
+                link = await self.ensure_link()
                 from sync.engine import SyncEngine
                 from sync.state import SyncState
                 state = SyncState(self.path)
@@ -544,7 +420,7 @@ class Watcher:
                         break
                     report = await engine.sync_session(session_id)
                     reports.append(report)
-                    self._settle(report)
+                    self.report.totals["answers"] += self.handoff.settle(report)
                     self._round_imported = 0
         except _StopNow:
             pass
@@ -560,7 +436,7 @@ class Watcher:
             if moved:
                 self.touch()
         if error is not None:
-            self._settlements.resolve_all(_failure_delivery(error))
+            self.handoff.round_failed(error)
             await self._failed(error)
         else:
             if self._backoff.failures and not self._back_announced:
@@ -574,23 +450,9 @@ class Watcher:
             self.report.status = "idle"
         if full:
             self._next_rescan = time.monotonic() + self.options.rescan
-        self._maybe_backfill(force=full)
+        self.backfill.maybe_start(force=full)
         # in a thread: the backlog survey and the fsyncs never hold up a waiting command
         await asyncio.to_thread(self._publish, True)
-
-    def _settle(self, report: SessionReport) -> None:
-        """Remember the session's outcomes and wake the commands waiting for its files."""
-        self._settlements.record(report.outcomes)
-        for name in self._settlements.waited():
-            settled = self._settlements.known(name)
-            if settled is None:
-                parsed = names.parse_final_name(name)
-                if parsed is None or self.store.area_of(report.session_id, name) is None:
-                    continue
-                settled = self._already_settled(report.session_id, name)
-            if settled is not None:
-                self._settlements.resolve(name, settled)
-                self.report.totals["answers"] += 1
 
     def _progress(self, event: str, fields: dict[str, Any]) -> None:
         """The engine's callback after each committed batch."""
@@ -622,7 +484,7 @@ class Watcher:
         await self._close_link()
 
     # ======================================================================= logger link ===
-    async def _ensure_link(self):
+    async def ensure_link(self):
         if self._link is None:
             from sync.logger_link import LoggerLink
             link = LoggerLink(self.config, WATCH_POLICY)
@@ -649,61 +511,6 @@ class Watcher:
             return False
         return True
 
-    # ============================================================================ backfill ===
-    def _maybe_backfill(self, force: bool) -> None:
-        opts = self.options
-        if not opts.backfill or self.config.embedder is None or self.stop_reason is not None:
-            return
-        if self._backfill_task is not None and not self._backfill_task.done():
-            return
-        now = time.monotonic()
-        if now < self._embed_retry_at:
-            return
-        if not force and not (self._new_messages
-                              and now - self._last_backfill >= opts.backfill_interval):
-            return
-        from sync.vectors import backfill
-        self._new_messages = False
-        self._last_backfill = now
-        self._backfill_task = asyncio.ensure_future(
-            asyncio.to_thread(self._backfill_blocking, backfill))
-        self._backfill_task.add_done_callback(self._backfill_done)
-
-    def _backfill_blocking(self, backfill: Callable[..., dict[str, Any]]) -> dict[str, Any]:
-        def progress(*_args: Any, **_kwargs: Any) -> None:
-            if self.stop_reason is not None:
-                raise _StopNow()
-        return backfill(self.store, self.config, progress=progress,
-                        skip=set(self._unembeddable))
-
-    def _backfill_done(self, task: asyncio.Future) -> None:
-        report = self.report
-        try:
-            result = task.result()
-        except _StopNow:
-            return
-        except asyncio.CancelledError:
-            return
-        except Exception as exc:  # noqa: BLE001 - Unreachable or anything else: back off
-            delay = self._embed_backoff.failed()
-            self._embed_retry_at = time.monotonic() + delay
-            kind = "unreachable" if isinstance(exc, Unreachable) else "failed"
-            report.embed_error = {"at": watcher_state.iso(), "kind": kind,
-                                  "message": (str(exc) or type(exc).__name__)[:2000],
-                                  "retry_in_s": round(delay, 3)}
-            self.log.warning("embedder_" + kind, error=report.embed_error["message"],
-                             retry_in_s=round(delay, 3))
-            return
-        self._embed_backoff.reset()
-        report.embed_error = None
-        result = dict(result) if isinstance(result, dict) else {"result": result}
-        self._unembeddable.update(item["message_id"] for item in result.get("unembeddable") or ())
-        written = int(result.get("written", 0) or 0)
-        report.totals["vectors_written"] += written
-        report.last_backfill = {"at": watcher_state.iso(), **result}
-        if written or result.get("mismatched") or result.get("unembeddable"):
-            self.log.info("backfill", **result)
-
     # ============================================================================= publish ===
     def agent_info(self) -> dict[str, Any] | None:
         """The agent's part of the published state (None when it does not serve)."""
@@ -726,15 +533,6 @@ class Watcher:
         elif self.report.agent is not None:
             self.report.agent = {**self.report.agent, "serving": False}
         self.report.publish(force_backlog, self.stop_reason, stopped)
-
-
-def _failure_delivery(exc: BaseException) -> Delivery:
-    """What a command waiting for a file hears when the round failed."""
-    if isinstance(exc, Unreachable):
-        return delivery.pending(f"logger unreachable: {exc}")
-    if isinstance(exc, Refused):
-        return Delivery("refused", code=exc.code, statement=exc.statement)
-    return Delivery("failed", reason=describe(exc))
 
 
 def install_log_bridge(log) -> None:

@@ -1,0 +1,170 @@
+"""How the agent answers a `write` or `session` command that appended a file and asks what
+became of it (the `deliver` request): the file's round starts at once, its vector is made in a
+worker thread meanwhile, and the command hears one Delivery (sync.delivery) as soon as the
+round settles the file, or "pending" when it cannot be settled within the command's wait.
+
+The watcher (sync.watcher) owns the loop and the rounds; this module only asks it for a round
+and listens to what the rounds settle (sync.settlement). Nothing here ever loses a file: every
+answer other than "confirmed" leaves it pending for a later round.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any, Callable
+
+from outbox import names
+from outbox.store import IMPORTED, PENDING, QUARANTINED
+from sync import delivery
+from sync.delivery import Delivery
+from sync.engine import SessionReport
+from sync.failures import Refused, Unreachable, describe
+from sync.settlement import Settlements
+
+
+class Handoff:
+    def __init__(self, watcher) -> None:
+        self.watcher = watcher
+        self.store = watcher.store
+        self.settlements = Settlements()
+        self._background: set[asyncio.Future] = set()  # vectors of fire-and-forget writes
+
+    # ================================================================ the request threads ===
+    def deliver(self, session_id: str, name: str, wait: float,
+                embed: Callable[[], Any] | None = None) -> Delivery:
+        """What became of a file a command just appended (thread-safe; the agent's request
+        threads call it). `embed()` makes its `.emb` record, in a worker thread while the file
+        is forwarded; it is written beside the `.msg` wherever that is by then."""
+        watcher = self.watcher
+        watcher.touch()
+        loop = watcher.serving_loop(wait + 30.0)  # a request that came while it was starting
+        if loop is None:
+            return delivery.pending(f"the agent (pid {watcher.pid}) is stopping; the file "
+                                    "stays pending and is delivered later")
+        future = asyncio.run_coroutine_threadsafe(self._deliver(session_id, name, wait, embed),
+                                                  loop)
+        try:
+            return future.result(wait + 60.0)
+        except (FutureTimeout, asyncio.CancelledError):
+            future.cancel()
+            return self._not_in_time(session_id, name, wait)
+
+    # ===================================================================== the loop's side ===
+    def settle(self, report: SessionReport) -> int:
+        """Remember a session's outcomes and wake the commands waiting for its files; how
+        many were answered."""
+        self.settlements.record(report.outcomes)
+        answered = 0
+        for name in self.settlements.waited():
+            settled = self.settlements.known(name)
+            if settled is None:
+                if names.parse_final_name(name) is None \
+                        or self.store.area_of(report.session_id, name) is None:
+                    continue
+                settled = self._already_settled(report.session_id, name)
+            if settled is not None:
+                self.settlements.resolve(name, settled)
+                answered += 1
+        return answered
+
+    def round_failed(self, exc: BaseException) -> None:
+        """Every waiting command hears the round's failure now rather than at its deadline."""
+        self.settlements.resolve_all(_failure_delivery(exc))
+
+    def stopping(self) -> None:
+        self.settlements.resolve_all(delivery.pending(
+            f"the agent (pid {self.watcher.pid}) stopped; the file stays pending and is "
+            "delivered later"))
+
+    async def _deliver(self, session_id: str, name: str, wait: float,
+                       embed: Callable[[], Any] | None) -> Delivery:
+        vector = None
+        if embed is not None:
+            vector = asyncio.ensure_future(self._make_vector(session_id, name, embed))
+            self._background.add(vector)
+            vector.add_done_callback(self._background.discard)
+        settled = await self._settle_file(session_id, name, wait)
+        if vector is not None and wait > 0:
+            await vector  # as inline: the answer comes once the vector is there (or not)
+        return settled
+
+    async def _make_vector(self, session_id: str, name: str, embed: Callable[[], Any]) -> None:
+        try:
+            record = await asyncio.to_thread(embed)
+        except Exception as exc:  # noqa: BLE001 - the backfill embeds it later
+            self.watcher.log.info("no_vector_on_write", file=name, error=str(exc)[:500])
+            return
+        if record is None:
+            return
+        async with self.watcher.engine_lock:  # no round moves the .msg while its .emb is written
+            try:
+                where = self.store.area_of(session_id, name)
+                if where == PENDING:
+                    self.store.append_vector(session_id, name, record)
+                elif where == IMPORTED:
+                    self.store.append_imported_vector(session_id, name, record)
+            except FileExistsError:
+                pass  # the backfill was quicker
+            except OSError as exc:
+                self.watcher.log.warning("vector_not_written", file=name, error=str(exc))
+
+    async def _settle_file(self, session_id: str, name: str, wait: float) -> Delivery:
+        watcher = self.watcher
+        kind = "message" if name.endswith(names.MESSAGE_EXT) else "session"
+        if wait <= 0:  # fire and forget: the answer never depends on a round's timing
+            watcher.wants_round(kind, session_id, urgent=False)
+            return delivery.pending(f"handed to the agent (pid {watcher.pid}), which delivers "
+                                    "it")
+        settled = self.settlements.known(name) or self._already_settled(session_id, name)
+        if settled is not None:
+            return await self._completed(settled, name)
+        backing_off = watcher.backing_off()
+        if backing_off is not None:
+            watcher.wants_round(kind, session_id, urgent=False)
+            return delivery.pending(f"logger unreachable: {backing_off}")
+        future = self.settlements.wait(name)
+        watcher.wants_round(kind, session_id, urgent=True)
+        try:
+            settled = await asyncio.wait_for(asyncio.shield(future), wait)
+        except asyncio.TimeoutError:
+            return self._not_in_time(session_id, name, wait)
+        finally:
+            self.settlements.forget_waiter(name, future)
+        return await self._completed(settled, name)
+
+    def _already_settled(self, session_id: str, name: str) -> Delivery | None:
+        where = self.store.area_of(session_id, name)
+        if where == IMPORTED:
+            return delivery.confirmed(None)
+        if where == QUARANTINED:
+            return Delivery("quarantined", code="QUARANTINED",
+                            statement="the file was set aside in .quarantine/")
+        return None
+
+    def _not_in_time(self, session_id: str, name: str, wait: float) -> Delivery:
+        if self.store.area_of(session_id, name) == IMPORTED:
+            return delivery.confirmed(None)
+        return delivery.pending(f"the agent (pid {self.watcher.pid}) did not confirm it within "
+                                f"{wait} s; it stays pending and the agent delivers it")
+
+    async def _completed(self, settled: Delivery, name: str) -> Delivery:
+        """A confirmed message carries the logger's append answer, sequence number included."""
+        if not delivery.lacks_number(settled, name):
+            return settled
+        try:
+            link = await self.watcher.ensure_link()
+        except Exception:  # noqa: BLE001 - confirmed either way; the answer lacks its number
+            return settled
+        done = await delivery.completed(link, settled, names.parse_final_name(name)[1])
+        self.settlements.remember(name, done)
+        return done
+
+
+def _failure_delivery(exc: BaseException) -> Delivery:
+    """What a command waiting for a file hears when the round failed."""
+    if isinstance(exc, Unreachable):
+        return delivery.pending(f"logger unreachable: {exc}")
+    if isinstance(exc, Refused):
+        return Delivery("refused", code=exc.code, statement=exc.statement)
+    return Delivery("failed", reason=describe(exc))
