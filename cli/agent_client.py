@@ -7,6 +7,8 @@ never pays their import (about 0.6 to 0.9 s) in the CLI process:
 - `write` and `session open|close|reopen` append their file here first, always; then the agent
   embeds (within the budget) and forwards it and tells what became of it (`deliver`). If it
   dies before answering, the answer is `"store": "file"` and the file is delivered later.
+- `write` and `session` with `--store logger` (no outbox file) have the agent make their one
+  logger call (`call`).
 - `read`, `get`, `sessions`, `search`, `working-set` and `status --probe` are run by the agent
   (`serve`): the same code, so the same bytes on stdout and the same exit code.
 - Nothing answers at the socket (none, or a killed agent's stale socket): the command runs
@@ -125,6 +127,26 @@ def serve(ctx, args, argv: list[str]) -> tuple[int, str] | None:
     if not answer.get("ok") or not isinstance(answer.get("line"), str):
         return None
     return int(answer.get("exit_code", 1)), answer["line"]
+
+
+def call(ctx, command: str, params: dict[str, Any]) -> dict[str, Any] | None:
+    """One logger command of `--store logger` (`write`, `session`) made by the agent: its
+    answer, {"result": ...} or {"failure": {"kind", ...}}; None to make it here (no agent, or
+    another store or configuration). AgentLost when the agent took it and went away without
+    answering: the logger may or may not have done it, so it is not repeated."""
+    global _autostart_wanted
+    identity = _identity(ctx) if _wanted(ctx) else None
+    if identity is None:
+        return None
+    message = {**identity, "op": "call", "command": command, "params": params}
+    answer = ask(identity["store"], message, RUN_TIMEOUT)
+    if answer is None:
+        _autostart_wanted = True
+        return None
+    if not answer.get("ok") or not ("result" in answer or isinstance(answer.get("failure"),
+                                                                      dict)):
+        return None
+    return answer
 
 
 def deliver(ctx, file, wait: float, embed_budget: float = 0.0):

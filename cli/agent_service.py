@@ -6,6 +6,9 @@ frames; cli.agent_client is the other end).
 - `deliver`: a `write` or `session` command appended a file: the watcher forwards it at once
   while its vector is made (a `.msg`, within the budget), and the Delivery says what became
   of it.
+- `call`: one logger command of `write`/`session` with `--store logger` (no outbox file): the
+  agent calls the logger through its open link and returns the logger's answer, or the failure
+  (unreachable, refused, failed) for the caller to report exactly as it would have itself.
 - `run`: a read-side command, run here by the CLI's own code (cli.main.execute) on a copy of
   the caller's arguments, so the stdout line and exit code are the ones the caller would have
   produced itself. Fleet calls go through the agent's open links (sync.resident_links).
@@ -24,6 +27,10 @@ from outbox import names
 from outbox.contract import is_valid_session_id
 from outbox.store import PENDING, StoredFile
 from sync import agent_socket, delivery
+
+
+# The logger commands `write` and `session` make with `--store logger`.
+CALLS = frozenset({"append_message", "open_session", "close_session", "reopen_session"})
 
 
 class AgentService:
@@ -49,6 +56,9 @@ class AgentService:
         if op == "deliver":
             self.watcher.touch()
             return self._deliver(request)
+        if op == "call":
+            self.watcher.touch()
+            return self._call(request)
         if op == "run":
             self.watcher.touch()
             return self._run(request)
@@ -89,6 +99,25 @@ class AgentService:
         from outbox.records import as_dict
         record = as_dict(self.store.load(file, "message"))
         return vector_record(self.watcher.config, budget, record, file.relpath)
+
+    def _call(self, request: dict[str, Any]) -> dict[str, Any]:
+        command, params = request.get("command"), request.get("params")
+        if command not in CALLS or not isinstance(params, dict):
+            return {"ok": False, "error": f"a call request needs one of {sorted(CALLS)} and "
+                                          "its params"}
+        if isinstance(params.get("dialogue_kind"), list):  # JSON has no tuple
+            params["dialogue_kind"] = tuple(params["dialogue_kind"])
+        from sync import runner
+        from sync.failures import Failed, Refused, Unreachable
+        try:
+            return {"ok": True, "result": runner.direct(self.watcher.config, command, **params)}
+        except Unreachable as exc:
+            failure = {"kind": "unreachable", "message": str(exc)}
+        except Refused as exc:
+            failure = {"kind": "refused", "code": exc.code, "statement": exc.statement}
+        except Failed as exc:
+            failure = {"kind": "failed", "message": str(exc)}
+        return {"ok": True, "failure": failure}
 
     def _run(self, request: dict[str, Any]) -> dict[str, Any]:
         argv = request.get("argv")

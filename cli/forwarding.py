@@ -78,14 +78,37 @@ def answer(delivered: Delivery, file: StoredFile,
 
 
 def direct(ctx: Context, command: str, **params: Any) -> tuple[Any, str]:
-    """`--store logger`: the logger or nothing; no outbox file."""
+    """`--store logger`: the logger or nothing; no outbox file. The agent makes the call when
+    one serves (cli.agent_client.call); its answer or failure is reported as if made here."""
+    from cli import agent_client
     from sync.failures import Failed, Refused, Unreachable
-    from sync import runner
     try:
-        return runner.direct(ctx.config, command, **params), "logger"
+        served = agent_client.call(ctx, command, params)
+    except agent_client.AgentLost as exc:
+        raise LoggerUnreachableError(
+            f"the agent stopped before the logger's answer reached this command ({exc}); the "
+            "logger may or may not have done it: read before trying again") from None
+    try:
+        if served is None:
+            from sync import runner
+            return runner.direct(ctx.config, command, **params), "logger"
+        if "result" in served:
+            return served["result"], "logger"
+        raise _failure(served["failure"])
     except Unreachable as exc:
         raise LoggerUnreachableError(f"logger unreachable: {exc}") from None
     except Refused as exc:
         raise RefusedError(exc.statement, code=exc.code) from None
     except Failed as exc:
         raise CliError(f"the logger failed: {exc}", code="LOGGER_FAILED") from None
+
+
+def _failure(failure: dict[str, Any]) -> Exception:
+    """The failure the agent's call met, as the exception the call would have raised here."""
+    from sync.failures import Failed, Refused, Unreachable
+    kind = failure.get("kind")
+    if kind == "refused":
+        return Refused(failure.get("code"), str(failure.get("statement") or "refused"))
+    if kind == "unreachable":
+        return Unreachable(str(failure.get("message") or "unreachable"))
+    return Failed(str(failure.get("message") or "failed"))

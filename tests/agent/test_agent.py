@@ -99,6 +99,51 @@ def test_each_served_command_answers_byte_for_byte_as_inline(agent_projects, fle
     assert now["pid"] == agent["pid"] and now["requests"] >= len(commands) * 2
 
 
+def test_store_logger_writes_are_made_by_the_agent_and_answer_as_inline(
+        agent_projects, fleet_factory, unique_session_id):
+    private = fleet_factory()
+    sid = unique_session_id
+    served = agent_projects(str(private.config_path), "served")
+    inline = agent_projects(str(private.config_path), "inline", AGENT_MEMORY_AGENT="off")
+    started_agent(served)
+    before = status(served)["requests"]
+    fixed = {"message_id": str(uuid.uuid4()), "occurred_at": "2026-11-05T10:00:00Z"}
+    steps = [
+        open_args(sid),
+        message_args(sid, "straight to the logger", **fixed),
+        message_args(sid, "the same id, other words", **fixed),   # refused: exit 1
+        ["session", "close", "--session-id", sid],
+        message_args(sid, "into a closed session"),               # refused: exit 1
+        ["session", "reopen", "--session-id", sid],
+    ]
+    for args in steps:
+        through_agent = served.cli("--store", "logger", *args)
+        here = inline.cli("--store", "logger", *args)
+        assert (through_agent.rc, through_agent.stdout) == (here.rc, here.stdout), args
+    assert [served.cli("--store", "logger", *args).rc for args in steps[1:3]] == [0, 1]
+    # made by the agent: the CLI process imports no fleet client and still has the answer
+    profiled = subprocess.run(
+        [sys.executable, "-m", "cli", "--store", "logger", *message_args(sid, "light")],
+        cwd=served.root, capture_output=True, text=True, timeout=120,
+        env={**served.env, "PYTHONPROFILEIMPORTTIME": "1", "AGENT_MEMORY_CONFIG": served.config})
+    answer = json.loads(profiled.stdout)
+    assert answer["store"] == "logger" and answer["data"]["sequence_number"] == 1, answer
+    assert not imports_fleet_client(profiled.stderr)
+    assert status(served)["requests"] >= before + len(steps) + 3
+    assert not os.listdir(served.store) or sid not in os.listdir(served.store)  # no outbox file
+    # the logger down: the same failure, exit 4, both ways
+    private.control.go_down("logger")
+    try:
+        through_agent = served.cli("--store", "logger", *message_args(sid, "nobody hears"))
+        here = inline.cli("--store", "logger", *message_args(sid, "nobody hears"))
+    finally:
+        private.control.come_up("logger")
+    assert through_agent.rc == here.rc == 4, (through_agent.stdout, here.stdout)
+    assert through_agent.out["error"]["code"] == here.out["error"]["code"] \
+        == "LOGGER_UNREACHABLE"
+    assert [m["text"] for m in read_all(private, sid)] == ["straight to the logger", "light"]
+
+
 def test_eight_first_calls_start_exactly_one_agent(agent_projects, fleet, unique_session_id):
     project = agent_projects(str(fleet.config_path))
     assert project.cli("--no-agent", *open_args(unique_session_id)).rc == 0
