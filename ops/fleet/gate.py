@@ -157,6 +157,8 @@ class Gate:
         except OSError:
             _abort(writer)
             return
+        for end in (writer, up_writer):
+            _no_delay(end)
         self._writers.update((writer, up_writer))
         try:
             await asyncio.gather(
@@ -191,6 +193,19 @@ class Gate:
                     writer.write_eof()
             except (OSError, RuntimeError):
                 pass
+
+
+def _no_delay(writer: asyncio.StreamWriter) -> None:
+    """Send each write at once. asyncio sets TCP_NODELAY only on sockets whose protocol number
+    is IPPROTO_TCP, and a socket accepted from a listener made with protocol 0 has 0: Nagle's
+    algorithm then holds an answer's second write (its body after its headers) until the
+    client's delayed ACK, 40 ms on Linux, on every call that forwards it."""
+    sock = writer.get_extra_info("socket")
+    if sock is not None:
+        try:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        except OSError:
+            pass
 
 
 def _abort(writer: asyncio.StreamWriter) -> None:
