@@ -124,6 +124,8 @@ class Watcher:
         self._main_task: asyncio.Task | None = None
         self._ready = threading.Event()  # the loop runs: deliver() may use it
         self.engine_lock: asyncio.Lock | None = None  # one round (or vector write) at a time
+        self._publishing: asyncio.Future | None = None  # the state written after a round
+        self._publish_again = False
         # logger link and backoff
         self._link = None
         self._backoff = Backoff(self.options.backoff_initial, self.options.backoff_max,
@@ -292,6 +294,8 @@ class Watcher:
             logging.getLogger("watchdog").setLevel(logging.CRITICAL)
             observer.stop()
             await self.backfill.finish()
+            if self._publishing is not None:
+                await asyncio.gather(self._publishing, return_exceptions=True)
             await self._close_link()
             await asyncio.to_thread(observer.join, 5.0)
 
@@ -451,8 +455,7 @@ class Watcher:
         if full:
             self._next_rescan = time.monotonic() + self.options.rescan
         self.backfill.maybe_start(force=full)
-        # in a thread: the backlog survey and the fsyncs never hold up a waiting command
-        await asyncio.to_thread(self._publish, True)
+        self._publish_soon()
 
     def _progress(self, event: str, fields: dict[str, Any]) -> None:
         """The engine's callback after each committed batch."""
@@ -525,6 +528,23 @@ class Watcher:
         return {"socket": server.path, "autostarted": self.options.autostarted,
                 "idle_exit_s": idle_exit, "idle_deadline": deadline,
                 "requests": server.requests, "refused_peers": server.refused_peers}
+
+    def _publish_soon(self) -> None:
+        """Publish after a round in a worker thread, beside the loop: the backlog survey and the
+        fsyncs never hold up the next round or a command's vector. Asked again while one runs,
+        it publishes once more when that one is done (the file always ends up current)."""
+        if self._publishing is not None and not self._publishing.done():
+            self._publish_again = True
+            return
+        self._publish_again = False
+        self._publishing = asyncio.ensure_future(asyncio.to_thread(self._publish, True))
+        self._publishing.add_done_callback(self._published)
+
+    def _published(self, task: asyncio.Future) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            self.log.warning("state_not_published", error=str(task.exception()))
+        if self._publish_again and self.stop_reason is None:
+            self._publish_soon()
 
     def _publish(self, force_backlog: bool, stopped: bool = False) -> None:
         info = self.agent_info()
