@@ -4,8 +4,8 @@ frames; cli.agent_client is the other end).
 - `ping`: who is serving (pid, socket, store, whether it was autostarted, its idle deadline).
 - `stop`: stop as on SIGTERM (the batch in flight finishes).
 - `deliver`: a `write` or `session` command appended a file: the watcher forwards it at once
-  while its vector is made (a `.msg`, within the budget), and the Delivery says what became
-  of it.
+  while its vector is made (a `.msg`, within the budget, written when it comes), and the
+  Delivery says what became of the file.
 - `call`: one logger command of `write`/`session` with `--store logger` (no outbox file): the
   agent calls the logger through its open link and returns the logger's answer, or the failure
   (unreachable, refused, failed) for the caller to report exactly as it would have itself.

@@ -1,7 +1,9 @@
 """How the agent answers a `write` or `session` command that appended a file and asks what
 became of it (the `deliver` request): the file's round starts at once, its vector is made in a
 worker thread meanwhile, and the command hears one Delivery (sync.delivery) as soon as the
-round settles the file, or "pending" when it cannot be settled within the command's wait.
+round settles the file, or "pending" when it cannot be settled within the command's wait. The
+answer does not wait for the vector: the `.emb` is written beside the `.msg` as soon as the
+embedder answers (within the command's budget), and the backfill makes any that did not come.
 
 The watcher (sync.watcher) owns the loop and the rounds; this module only asks it for a round
 and listens to what the rounds settle (sync.settlement). Nothing here ever loses a file: every
@@ -84,10 +86,13 @@ class Handoff:
             vector = asyncio.ensure_future(self._make_vector(session_id, name, embed))
             self._background.add(vector)
             vector.add_done_callback(self._background.discard)
-        settled = await self._settle_file(session_id, name, wait)
-        if vector is not None and wait > 0:
-            await vector  # as inline: the answer comes once the vector is there (or not)
-        return settled
+        return await self._settle_file(session_id, name, wait)
+
+    async def finish(self, timeout: float = 5.0) -> None:
+        """On stop: let the vectors in flight be written (the backfill of a later run makes
+        any that are cut short)."""
+        if self._background:
+            await asyncio.wait(list(self._background), timeout=timeout)
 
     async def _make_vector(self, session_id: str, name: str, embed: Callable[[], Any]) -> None:
         try:

@@ -293,6 +293,7 @@ class Watcher:
             self.handoff.stopping()
             logging.getLogger("watchdog").setLevel(logging.CRITICAL)
             observer.stop()
+            await self.handoff.finish()
             await self.backfill.finish()
             if self._publishing is not None:
                 await asyncio.gather(self._publishing, return_exceptions=True)
