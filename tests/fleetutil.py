@@ -1,14 +1,13 @@
 """Helpers for tests that talk to the reference logger through the real client."""
 
 import asyncio
-import socket
+
+from ops.fleet.launcher import free_port
 
 
 def closed_port() -> int:
-    """A loopback port nothing listens on (bound then released)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    """A loopback port nothing listens on."""
+    return free_port()
 
 
 def read_all(fleet, session_id: str) -> list[dict]:

@@ -43,6 +43,15 @@ def read_state(data: Path) -> dict[str, Any] | None:
         return None
 
 
+def free_port() -> int:
+    """A loopback port nothing listens on now (bound, then released): for a service to start
+    on, or for a test's "nothing listens there"."""
+    import socket
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
 def answers(port: int, timeout: float = 2.0) -> bool:
     """GET /health on 127.0.0.1:port answers 200 (both services have the framework's route)."""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)

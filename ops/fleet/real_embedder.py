@@ -104,13 +104,6 @@ def _announce_and_watch(data: Path, port: int, owner: int | None) -> None:
         asyncio.run(serve.watch_owner(owner))
 
 
-def free_port() -> int:
-    import socket
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="ops.fleet.real_embedder")
     parser.add_argument("--data", required=True, type=Path)
@@ -121,6 +114,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"real embedder: {reason}", file=sys.stderr)
         return 2
     data = args.data.resolve()
+    from ops.fleet.launcher import free_port
     port = args.port or free_port()
     config = prepare(data, port)
     os.environ.update({"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})
