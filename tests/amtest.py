@@ -149,19 +149,6 @@ def wait_for(predicate: Callable[[], Any], what: str, timeout: float = DEADLINE,
 
 
 def watcher_pids(base: str) -> list[int]:
-    """Live `sync --watch` processes whose command line names a path under `base`."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as handle:
-                argv = handle.read().split(b"\0")
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                zombie = handle.read().rsplit(b")", 1)[-1].split()[0] == b"Z"
-        except OSError:
-            continue
-        if not zombie and b"--watch" in argv \
-                and any(arg.startswith(os.fsencode(base)) for arg in argv):
-            found.append(int(entry))
-    return found
+    """Live `sync --watch` processes of the projects under `base` (see ops.agents)."""
+    from ops.agents import agent_pids
+    return agent_pids(base)

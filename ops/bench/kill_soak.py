@@ -34,6 +34,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+from ops.agents import agent_pids
 from outbox.names import parse_final_name
 
 CLI = os.path.join(os.path.dirname(sys.executable), "agent-memory")
@@ -43,24 +44,6 @@ FAULTS = ("clear", "delay", "drop", "down", "up")
 # The logger refuses every message whose text matches, for the whole run: a record it will never
 # take must not block the ones around it, and must never reach it.
 POISON = "soak poison"
-
-
-def agent_pids(root: str) -> list[int]:
-    """Live `sync --watch` processes whose command line names the project."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as handle:
-                argv = handle.read().split(b"\0")
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                zombie = handle.read().rsplit(b")", 1)[-1].split()[0] == b"Z"
-        except OSError:
-            continue
-        if not zombie and b"--watch" in argv and os.fsencode(root) in argv:
-            found.append(int(entry))
-    return found
 
 
 def kill_agents(root: str) -> int:
