@@ -51,21 +51,31 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
     options.autostarted = args.autostarted
     _keep_agent_lock()
     store = ctx.store()
-    log = get_logger("agent-memory.watch")
-    install_log_bridge(log)
-    from sync import resident_links
-    resident_links.install()
-    # For the watcher's whole life, whatever writes to file descriptor 1 (a library's stray
-    # print included) lands on stderr: stdout carries the one summary object, printed after.
+    # For the watcher's whole life, whatever is written to stdout (a library's stray print
+    # included) lands on stderr: stdout carries the one summary object, printed after. And
+    # stderr never blocks it (sync.stderr_pump): a pipe nobody reads must not stall the loop
+    # and the commands the agent serves.
+    from sync.stderr_pump import StderrPump
     sys.stdout.flush()
+    sys.stderr.flush()
     real_stdout = os.dup(1)
     os.dup2(2, 1)
+    pump = StderrPump(2)
+    streams = sys.stdout, sys.stderr
+    sys.stdout = sys.stderr = pump
     try:
-        summary, ran = Watcher(store, ctx.config, options, log,
-                               server_factory=_server_factory(ctx, log)).run()
+        log = get_logger("agent-memory.watch")
+        install_log_bridge(log)
+        from sync import resident_links
+        resident_links.install()
+        try:
+            summary, ran = Watcher(store, ctx.config, options, log,
+                                   server_factory=_server_factory(ctx, log)).run()
+        finally:
+            resident_links.uninstall()
     finally:
-        resident_links.uninstall()
-        sys.stdout.flush()
+        pump.close()
+        sys.stdout, sys.stderr = streams
         os.dup2(real_stdout, 1)
         os.close(real_stdout)
     return summary, ("logger" if ran else "file")

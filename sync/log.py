@@ -10,6 +10,16 @@ import sys
 _configured = False
 
 
+class _CurrentStderr:
+    """Whatever sys.stderr is when a line is written (the watcher swaps in sync.stderr_pump)."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+
 def get_logger(name: str = "agent-memory"):
     global _configured
     import structlog
@@ -18,7 +28,7 @@ def get_logger(name: str = "agent-memory"):
             processors=[structlog.processors.add_log_level,
                         structlog.processors.TimeStamper(fmt="iso", utc=True),
                         structlog.processors.JSONRenderer()],
-            logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+            logger_factory=structlog.PrintLoggerFactory(file=_CurrentStderr()),
             cache_logger_on_first_use=True)
         _configured = True
     return structlog.get_logger(name)

@@ -144,6 +144,39 @@ def test_store_logger_writes_are_made_by_the_agent_and_answer_as_inline(
     assert [m["text"] for m in read_all(private, sid)] == ["straight to the logger", "light"]
 
 
+def test_an_agent_whose_stderr_nobody_reads_keeps_serving(agent_projects, fleet,
+                                                          unique_session_id):
+    import fcntl
+    from amtest import CLI
+    project = agent_projects(str(fleet.config_path))
+    read_end, write_end = os.pipe()
+    fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, 4096)  # one page: a dozen log lines fill it
+    try:
+        watcher = subprocess.Popen([CLI, "--config", project.config, "sync", "--watch"],
+                                   cwd=project.root, env=project.env, stdin=subprocess.DEVNULL,
+                                   stdout=subprocess.DEVNULL, stderr=write_end)
+    finally:
+        os.close(write_end)
+    try:
+        wait_serving(project)
+        assert project.cli(*open_args(unique_session_id)).out["store"] == "logger"
+        for i in range(30):  # each round logs about 400 bytes: the pipe is full long before
+            written = project.cli(*message_args(unique_session_id, f"nobody reads it {i}"))
+            assert written.rc == 0 and written.out["store"] == "logger", (i, written.stdout)
+        assert status(project)["requests"] >= 31
+        watcher.send_signal(signal.SIGTERM)
+        assert watcher.wait(timeout=30) == 0  # it exits although its last lines cannot go out
+    finally:
+        if watcher.poll() is None:
+            watcher.kill()
+            watcher.wait()
+    with os.fdopen(read_end, "rb") as pipe:
+        lines = pipe.read().splitlines()
+    assert 0 < len(b"\n".join(lines)) <= 4096
+    assert all(json.loads(line)["event"] for line in lines)  # whole JSON lines, in order
+    assert len(read_all(fleet, unique_session_id)) == 30
+
+
 def test_eight_first_calls_start_exactly_one_agent(agent_projects, fleet, unique_session_id):
     project = agent_projects(str(fleet.config_path))
     assert project.cli("--no-agent", *open_args(unique_session_id)).rc == 0
