@@ -1,6 +1,7 @@
 """The watcher against the shared reference fleet: writes reach the logger through it (the
 agent's socket), a second watcher is refused, the one-shot sync steps aside, files written while no
-watcher ran are picked up, and the periodic rescan runs."""
+watcher ran are picked up, the periodic rescan runs, and a text the embedder refuses is not sent
+to it again."""
 
 import os
 import signal
@@ -105,3 +106,23 @@ def test_the_periodic_rescan_runs_and_is_published(synced_project, watchers):
     state = read_state(p)
     assert state["last_sync"]["kind"] == "rescan" and state["totals"]["rounds"] >= 2
     assert watcher.stop() == 0
+
+
+def test_a_text_the_embedder_refuses_is_not_sent_again(synced_project, watchers,
+                                                      unique_session_id):
+    p, sid = synced_project, unique_session_id
+    assert p.cli("--store", "file", *open_args(sid)).rc == 0
+    refused = p.cli("--store", "file", *message_args(sid, "?!"))  # no letter, no digit
+    kept = p.cli("--store", "file", *message_args(sid, "a text with words"))
+    assert refused.rc == kept.rc == 0
+    refused_id, kept_id = refused.data["message_id"], kept.data["message_id"]
+    watcher = watchers.start(p, rescan=0.3).wait_ready()  # every rescan forces a backfill
+    wait_for(lambda: (read_state(p) or {}).get("totals", {}).get("rounds", 0) >= 10,
+             "ten rounds, each followed by a backfill")
+    assert watcher.stop() == 0
+    backfills = [line for line in watcher.log_lines() if line["event"] == "backfill"]
+    refusals = [item for line in backfills for item in line.get("unembeddable") or ()
+                if item["message_id"] == refused_id]
+    assert len(refusals) == 1, backfills  # asked once, then skipped for the watcher's life
+    vectors = [n for n in p.final_files(sid, ".imported") if n.endswith(".emb")]
+    assert [n for n in vectors if kept_id in n] and not [n for n in vectors if refused_id in n]
