@@ -142,6 +142,21 @@ def test_store_logger_writes_are_made_by_the_agent_and_answer_as_inline(
     assert through_agent.out["error"]["code"] == here.out["error"]["code"] \
         == "LOGGER_UNREACHABLE"
     assert [m["text"] for m in read_all(private, sid)] == ["straight to the logger", "light"]
+    # the agent killed while its call is at the logger: exit 4, and the call is not repeated
+    agent = status(served)
+    private.control.set_faults("logger", delay=3.0)
+    try:
+        pending = served.popen("--store", "logger", *message_args(sid, "in flight"))
+        # every request counts, each status ping included: past this ping's own, the call's
+        wait_for(lambda: status(served)["requests"] > agent["requests"] + 1,
+                 "the agent to take the call")
+        os.kill(agent["pid"], signal.SIGKILL)
+        out, _err = pending.communicate(timeout=60)
+    finally:
+        private.control.clear_faults("logger")
+    lost = json.loads(out)
+    assert pending.returncode == 4 and lost["error"]["code"] == "LOGGER_UNREACHABLE", lost
+    assert "may or may not" in lost["error"]["message"]
 
 
 def test_an_agent_whose_stderr_nobody_reads_keeps_serving(agent_projects, fleet,
