@@ -117,6 +117,9 @@ class AgentService:
             failure = {"kind": "refused", "code": exc.code, "statement": exc.statement}
         except Failed as exc:
             failure = {"kind": "failed", "message": str(exc)}
+        except Exception as exc:  # noqa: BLE001 - the call may have been made: never repeat it
+            from sync.failures import describe
+            failure = {"kind": "failed", "message": describe(exc)}
         return {"ok": True, "failure": failure}
 
     def _run(self, request: dict[str, Any]) -> dict[str, Any]:
