@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import os
 
+from ops.fleet.procs import alive
+
 
 def _under(path: bytes, base: bytes) -> bool:
     return path == base or path.startswith(base.rstrip(b"/") + b"/")
@@ -21,11 +23,8 @@ def agent_pids(base: str) -> list[int]:
         try:
             with open(f"/proc/{entry}/cmdline", "rb") as handle:
                 argv = handle.read().split(b"\0")
-            if b"--watch" not in argv:
+            if b"--watch" not in argv or not alive(int(entry)):
                 continue
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                if handle.read().rsplit(b")", 1)[-1].split()[0] == b"Z":
-                    continue
             cwd = os.fsencode(os.readlink(f"/proc/{entry}/cwd"))
         except OSError:
             continue

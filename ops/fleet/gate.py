@@ -55,8 +55,12 @@ class Gate:
         return self._server is not None
 
     def bind(self) -> socket.socket:
-        """Bind the public socket now (port 0 = a free port), so the port is known early."""
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        """Bind the public socket now (port 0 = a free port), so the port is known early.
+
+        Made with protocol IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets whose
+        protocol number says TCP, and accepted sockets take the listener's. Without it an
+        answer's body waits behind its headers for the client's delayed ACK (40 ms on Linux)."""
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", self.port))
         self.port = sock.getsockname()[1]
@@ -157,8 +161,6 @@ class Gate:
         except OSError:
             _abort(writer)
             return
-        for end in (writer, up_writer):
-            _no_delay(end)
         self._writers.update((writer, up_writer))
         try:
             await asyncio.gather(
@@ -193,19 +195,6 @@ class Gate:
                     writer.write_eof()
             except (OSError, RuntimeError):
                 pass
-
-
-def _no_delay(writer: asyncio.StreamWriter) -> None:
-    """Send each write at once. asyncio sets TCP_NODELAY only on sockets whose protocol number
-    is IPPROTO_TCP, and a socket accepted from a listener made with protocol 0 has 0: Nagle's
-    algorithm then holds an answer's second write (its body after its headers) until the
-    client's delayed ACK, 40 ms on Linux, on every call that forwards it."""
-    sock = writer.get_extra_info("socket")
-    if sock is not None:
-        try:
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        except OSError:
-            pass
 
 
 def _abort(writer: asyncio.StreamWriter) -> None:
