@@ -113,16 +113,28 @@ def find_unsafe_entries(store_fd: int) -> list[dict[str, str]]:
 ORPHAN_TEMPORARY_AGE_S = 1.0
 
 
+def temporary_writer(name: str) -> int | None:
+    """The pid of the writer of a temporary file, from its name, or None when `name` is not a
+    temporary. Two shapes are written: `.tmp-<pid>-<random>` (records, outbox.atomic) and
+    `<final name>.tmp-<pid>` (the state documents, the vector index)."""
+    if name.startswith(names.TEMP_PREFIX):
+        pid = name[len(names.TEMP_PREFIX):].split("-", 1)[0]
+    elif ".tmp-" in name:
+        pid = name.rsplit(".tmp-", 1)[1]
+    else:
+        return None
+    return int(pid) if pid.isdigit() else None
+
+
 def _remove_orphans(dir_fd: int, now: float, min_age_s: float) -> int:
     removed = 0
     for name in os.listdir(dir_fd):
-        if not name.startswith(names.TEMP_PREFIX):
+        pid = temporary_writer(name)
+        if pid is None:
             continue
-        pid = name[len(names.TEMP_PREFIX):].split("-", 1)[0]
         try:
             st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-            if not pid.isdigit() or _alive(int(pid)) or now - st.st_mtime < min_age_s \
-                    or not stat.S_ISREG(st.st_mode):
+            if _alive(pid) or now - st.st_mtime < min_age_s or not stat.S_ISREG(st.st_mode):
                 continue
             os.unlink(name, dir_fd=dir_fd)
             removed += 1
@@ -159,8 +171,11 @@ class Store:
     """One project's store. Opening it checks availability; nothing is created implicitly."""
 
     def __init__(self, project_root: str) -> None:
-        self.project_root = project_root
-        self.path = check_available(project_root)
+        # One resolution of the project's path, used by everything that names the store (its
+        # agent's socket and identity, the lock, answers): a project reached through a
+        # symbolic link is the same store as the real path.
+        self.project_root = os.path.realpath(project_root)
+        self.path = check_available(self.project_root)
         try:
             self._fd = atomic.open_dir(self.path)
         except OSError as exc:
@@ -433,6 +448,21 @@ class Store:
             os.close(fd)
         return f"{names.STORE_DIR}/{names.QUARANTINE_DIR}/{file.session_id}/{name}"
 
+    def reason_of(self, file: StoredFile) -> dict[str, Any]:
+        """What the reason file of a quarantined file says ({} when it has none or it does not
+        read as a JSON object)."""
+        import json
+        fd = self.session_fd(file.session_id, QUARANTINED)
+        if fd is None:
+            return {}
+        try:
+            reason = json.loads(atomic.read_file(fd, file.name + ".reason.json"))
+        except (OSError, ValueError):
+            return {}
+        finally:
+            os.close(fd)
+        return reason if isinstance(reason, dict) else {}
+
     def has_pending(self) -> bool:
         """Is any final-named file waiting in any session? (cheap: stops at the first)"""
         for entry in os.scandir(self._fd):
@@ -508,24 +538,31 @@ class Store:
         return moved
 
     def remove_orphan_temporaries(self, min_age_s: float = ORPHAN_TEMPORARY_AGE_S) -> int:
-        """Remove the temporaries that writers killed midway left in session directories (the
-        caller holds the sync lock); how many. A temporary never held a record under a final
-        name, so removing it loses nothing. Its name carries its writer's pid: one whose writer
-        is alive, or written less than `min_age_s` ago, is left alone. (A writer in another pid
-        namespace whose temporary is removed in the moment before it links it fails loudly;
-        it never reports a write it did not make.)"""
+        """Remove the temporaries that writers killed midway left anywhere in the store: the
+        session directories of every area (pending, imported, quarantined), the store itself
+        (state documents) and its other directories (the vector index); how many. A temporary
+        never held a record under a final name, so removing it loses nothing. Its name carries
+        its writer's pid: one whose writer is alive, or written less than `min_age_s` ago, is
+        left alone. (A writer in another pid namespace whose temporary is removed in the moment
+        before it links it fails loudly; it never reports a write it did not make.)
+        Directories this user may not open are skipped (status reports them); symbolic links
+        are never followed."""
         removed = 0
         now = time.time()
-        session_ids = self.session_ids()
-        for area in (PENDING, QUARANTINED):
-            for session_id in session_ids:
-                fd = self.session_fd(session_id, area)
-                if fd is None:
-                    continue
-                try:
-                    removed += _remove_orphans(fd, now, min_age_s)
-                finally:
-                    os.close(fd)
+        folders = [os.dup(self._fd)]
+        while folders:
+            fd = folders.pop()
+            try:
+                removed += _remove_orphans(fd, now, min_age_s)
+                below = [entry.name for entry in os.scandir(fd)
+                         if entry.is_dir(follow_symlinks=False)]
+                for name in below:
+                    try:
+                        folders.append(atomic.open_dir(name, dir_fd=fd))
+                    except OSError:
+                        continue  # removed meanwhile, or not ours to open
+            finally:
+                os.close(fd)
         return removed
 
     def pending_usage(self) -> tuple[int, int]:

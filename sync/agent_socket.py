@@ -29,7 +29,7 @@ LOCK_NAME = ".agent.lock"
 LOG_NAME = ".agent.log"
 MAX_SOCKET_PATH = 107  # sun_path is 108 bytes with its terminating NUL
 MAX_FRAME = 64 << 20  # a 1 MiB text, escaped, and a read window fit with room to spare
-PROTOCOL = 1
+PROTOCOL = 2  # 2: requests carry the caller's whole identity (sync.identity)
 _HEADER_SIZE = 4
 
 
@@ -38,12 +38,15 @@ class AgentSocketError(OSError):
 
 
 def socket_path(store_path: str) -> str:
-    """The agent's socket for the store at `store_path` (see the module's docstring)."""
-    inside = os.path.join(store_path, SOCKET_NAME)
+    """The agent's socket for the store at `store_path` (see the module's docstring). Both the
+    name inside the store and the hash come from the store's real path, so every way of
+    reaching a project (a symbolic link, a relative path) finds the same socket."""
+    real = os.path.realpath(store_path)
+    inside = os.path.join(real, SOCKET_NAME)
     if len(os.fsencode(inside)) <= MAX_SOCKET_PATH:
         return inside
     import hashlib
-    digest = hashlib.sha256(os.fsencode(os.path.realpath(store_path))).hexdigest()[:32]
+    digest = hashlib.sha256(os.fsencode(real)).hexdigest()[:32]
     return os.path.join(private_dir(), digest + ".sock")
 
 

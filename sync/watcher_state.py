@@ -80,19 +80,6 @@ def read(store_path: str) -> dict[str, Any] | None:
     return document
 
 
-def remove_stale_temporaries(store_path: str) -> int:
-    """Temporaries a killed watcher left (only the lock holder calls this)."""
-    removed = 0
-    for name in os.listdir(store_path):
-        if name.startswith(_TEMP_PREFIX):
-            try:
-                os.unlink(os.path.join(store_path, name))
-                removed += 1
-            except FileNotFoundError:
-                pass
-    return removed
-
-
 def watcher_pid(store_path: str, holder: int | None) -> int | None:
     """`holder` when the process holding the sync lock is a watcher (its published pid), else
     None (no holder, or a one-shot `sync` / an inline forward)."""

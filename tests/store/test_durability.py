@@ -92,3 +92,36 @@ def test_a_whole_store_sync_removes_the_temporaries_of_killed_writers_only(synce
         synced.data["warnings"]
     assert sorted(n for n in os.listdir(session) if n.startswith(".tmp-")) == [live]
     assert "warnings" not in p.cli("--no-agent", "sync").data  # nothing more to remove
+
+
+def test_temporaries_of_killed_writers_are_swept_from_every_area(synced_project,
+                                                                 unique_session_id):
+    """A process killed while it writes a vector beside an imported message (`embed`, or the
+    agent's backfill) leaves its temporary in `.imported/`; one killed while it saves the
+    vector index leaves one in `.index/`. A sync with nothing pending still sweeps them."""
+    p, sid = synced_project, unique_session_id
+    assert p.cli(*open_args(sid)).rc == 0
+    written = p.cli(*message_args(sid, "imported without a vector"), "--embed-budget", "0")
+    assert written.out["store"] == "logger", written.stdout
+    imported = os.path.join(p.store, ".imported", sid)
+    assert not [n for n in os.listdir(imported) if n.endswith(".emb")]
+    proc = subprocess.run([sys.executable, "-c", KILLED_WRITER, "--config", p.config,
+                           "--no-agent", "embed"], cwd=p.root, env=p.env, capture_output=True)
+    assert proc.returncode == -9, proc.stderr.decode()
+    orphan = next(n for n in os.listdir(imported) if n.startswith(".tmp-"))
+    os.utime(os.path.join(imported, orphan), (time.time() - 60, time.time() - 60))
+    index = os.path.join(p.store, ".index")
+    os.makedirs(index, exist_ok=True)
+    dead_pid = subprocess.Popen([sys.executable, "-c", "pass"])  # a writer that is gone
+    dead_pid.wait()
+    index_orphan = os.path.join(index, f"state.json.tmp-{dead_pid.pid}")
+    with open(index_orphan, "wb") as handle:
+        handle.write(b"{")
+    os.utime(index_orphan, (time.time() - 60, time.time() - 60))
+    assert not os.listdir(os.path.join(p.store, sid))  # nothing pending: the early answer
+    synced = p.cli("--no-agent", "sync")
+    assert synced.rc == 0, synced.stdout
+    assert "removed 2 temporaries left by writers killed midway (none held a record)" in \
+        synced.data["warnings"], synced.stdout
+    assert not [n for n in os.listdir(imported) if ".tmp-" in n]
+    assert not os.path.exists(index_orphan)
