@@ -8,10 +8,15 @@ the file descriptor, waiting (poll) until the descriptor can take it, in pieces 
 pipe takes at once, so that thread never blocks for good either and the watcher can always
 exit. What does not fit in the queue is dropped and counted; a line says how many once the
 reader catches up.
+
+A write that fails for a reason that may pass (ENOSPC or EDQUOT on a full disk, EIO) is
+counted and tried again a second later, so logging resumes by itself once there is room; only
+EPIPE and EBADF (nobody will ever read it) end the pump.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import queue
@@ -21,6 +26,8 @@ import time
 
 PIPE_BUF = 4096  # POSIX: a pipe with room reports POLLOUT and takes this much without blocking
 CAPACITY = 10000  # queued writes (log lines) before new ones are dropped
+RETRY_AFTER_ERROR = 1.0  # seconds before a write that failed (a full disk) is tried again
+_GONE = (errno.EPIPE, errno.EBADF)
 
 
 class StderrPump:
@@ -35,6 +42,9 @@ class StderrPump:
         self._stop = threading.Event()
         self.dropped = 0
         self._reported = 0
+        self.write_errors = 0
+        self._errors_reported = 0
+        self._last_error = ""
         self._thread = threading.Thread(target=self._run, name="stderr-pump", daemon=True)
         self._thread.start()
 
@@ -80,21 +90,34 @@ class StderrPump:
                     return
                 continue
             try:
-                if not self._write(poller, self._dropped_notice() + text):
+                if not self._write(poller, text):
+                    return
+                notice = self._dropped_notice()
+                if notice and not self._write(poller, notice):
                     return
             finally:
                 self._queue.task_done()
 
     def _dropped_notice(self) -> str:
+        notice = ""
+        errors = self.write_errors
+        if errors != self._errors_reported:
+            count, self._errors_reported = errors - self._errors_reported, errors
+            notice += json.dumps({"event": "log_write_failed", "count": count,
+                                  "level": "warning", "error": self._last_error,
+                                  "reason": "the log could not be written for a while; "
+                                            "writing resumed"}) + "\n"
         dropped = self.dropped
-        if dropped == self._reported:
-            return ""
-        count, self._reported = dropped - self._reported, dropped
-        return json.dumps({"event": "log_lines_dropped", "count": count, "level": "warning",
-                           "reason": "stderr was not read"}) + "\n"
+        if dropped != self._reported:
+            count, self._reported = dropped - self._reported, dropped
+            notice += json.dumps({"event": "log_lines_dropped", "count": count,
+                                  "level": "warning",
+                                  "reason": "stderr was not read or could not be written"}) + "\n"
+        return notice
 
     def _write(self, poller: select.poll, text: str) -> bool:
-        """False when the pump must stop (asked to while stderr stays full, or stderr gone)."""
+        """False when the pump must stop (asked to while stderr stays full or failing, or
+        stderr gone)."""
         data = text.encode(self.encoding, self.errors)
         while data:
             if not poller.poll(200):
@@ -105,7 +128,15 @@ class StderrPump:
                 written = os.write(self._fd, data[:PIPE_BUF])
             except InterruptedError:
                 continue
-            except OSError:  # EPIPE, EBADF: nobody will ever read it
-                return False
+            except OSError as exc:
+                if exc.errno in _GONE:  # nobody will ever read it
+                    return False
+                # A full disk (or a failing one) for now: the text waits, the lines behind it
+                # queue (then are dropped and counted), and the write is tried again.
+                self.write_errors += 1
+                self._last_error = exc.strerror or str(exc)
+                if self._stop.wait(RETRY_AFTER_ERROR):
+                    return False
+                continue
             data = data[written:]
         return True
