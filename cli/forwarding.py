@@ -52,6 +52,8 @@ def deliver(ctx: Context, file: StoredFile, wait: float, embed_budget: float = 0
         delivered = agent_client.deliver(ctx, file, wait)
         if delivered is not None:
             return delivered
+        if agent_client.declined():  # an agent of another identity keeps the store: no wait
+            return inline(store, ctx.config, file.session_id, file.name, lock_wait=0.0)
     return inline(store, ctx.config, file.session_id, file.name, lock_wait=wait)
 
 
@@ -68,7 +70,8 @@ def answer(delivered: Delivery, file: StoredFile,
         return {**file_answer, "forwarded": False, "reason": delivered.reason}, "file"
     if status == "waiting":
         return {**file_answer, "forwarded": False, "waits_for": delivered.waits_for,
-                "reason": "it refers to a message the logger refused; it waits for it"}, "file"
+                "reason": delivered.reason
+                or "it refers to a message the logger refused; it waits for it"}, "file"
     if status == "failed":
         raise CliError(f"the logger failed: {delivered.reason} (kept pending: {file.relpath})",
                        code="LOGGER_FAILED")

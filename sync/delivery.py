@@ -25,7 +25,8 @@ class Delivery(namedtuple("Delivery", "status answer reason code statement waits
                  confirmed without one reaching us: the file is in `.imported/`)
     pending      not delivered yet (logger unreachable, another forwarder, no answer in time);
                  `reason` says why; it stays in the outbox and is delivered later
-    waiting      it relates to or corrects a refused message (`waits_for`) and waits for it
+    waiting      it waits for files the logger refused (`waits_for`, their ids): a message it
+                 relates to or corrects, or its session's open event (`reason` says which)
     refused      the logger refused it (`code`, `statement`); it stays pending
     quarantined  refused for good, set aside in `.quarantine/`
     failed       the logger failed without refusing (`reason`); it stays pending
@@ -48,7 +49,7 @@ def from_outcome(outcome: Any) -> Delivery | None:
     if outcome.status == "confirmed":
         return confirmed(info.get("answer"))
     if outcome.status == "waiting":
-        return Delivery("waiting", waits_for=info.get("waits_for"))
+        return Delivery("waiting", waits_for=info.get("waits_for"), reason=info.get("reason"))
     if outcome.status in ("refused", "quarantined"):
         return Delivery(outcome.status, code=info.get("code") or "REFUSED",
                         statement=info.get("statement") or info.get("reason")
@@ -104,9 +105,13 @@ def from_dict(value: Any) -> Delivery:
     if not isinstance(value, dict) or value.get("status") not in STATUSES \
             or not set(value) <= set(Delivery._fields):
         raise ValueError(f"not a delivery: {value!r:.200}")
-    for key in ("reason", "code", "statement", "waits_for"):
+    for key in ("reason", "code", "statement"):
         if value.get(key) is not None and not isinstance(value[key], str):
             raise ValueError(f"delivery field {key} is not a string")
+    waits_for = value.get("waits_for")
+    if waits_for is not None and not (isinstance(waits_for, list)
+                                      and all(isinstance(i, str) for i in waits_for)):
+        raise ValueError("delivery field waits_for is not a list of ids")
     if value.get("answer") is not None and not isinstance(value["answer"], dict):
         raise ValueError("delivery answer is not an object")
     return Delivery(**value)

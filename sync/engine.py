@@ -9,6 +9,12 @@ item stays pending with the logger's reason and, after `quarantine_after` refusa
 moves to `.quarantine/` with a reason file. Messages that relate to or correct a refused
 message wait for it instead of being refused in turn.
 
+A session's `open` event decides whose session the messages join, so a refused `open` (another
+project already owns that session id, say) is a barrier: everything written behind it waits
+while it is pending, and is quarantined with it once it is quarantined, so no message ever lands
+in a session the logger gave to someone else. "Behind" is written time: a message back-dated
+with `--occurred-at` to before its session's open still waits for that open.
+
 A crash anywhere is safe: an item imported but not yet moved is imported again next time, and
 the logger answers an identical repeat as success. The caller holds the sync lock.
 """
@@ -93,6 +99,31 @@ class _Item:
             self.targets.add(record.corrects_message_id)
 
 
+class _Barrier:
+    """A session's `open` event that the logger refused: what was written behind it waits
+    (`final` False, the event still pending) or is quarantined with it (`final` True)."""
+
+    def __init__(self, event: Any, name: str, relpath: str, code: str | None,
+                 statement: str | None, final: bool) -> None:
+        self.event_id = event.event_id
+        self.occurred_at = event.occurred_at
+        self.name = name
+        self.relpath = relpath
+        self.code = code or "REFUSED"
+        self.statement = statement or "refused by the logger"
+        self.final = final
+
+    def covers(self, name: str, written_at: str | None) -> bool:
+        """Was a file written behind this event (after it by name, or by its write time)?"""
+        return name > self.name or (written_at is not None and written_at >= self.occurred_at)
+
+    def reason(self) -> str:
+        where = "set aside" if self.final else "it stays pending"
+        return (f"its session's open event was refused by the logger ({self.code}: "
+                f"{self.statement}; {where}: {self.relpath}); nothing written behind it may "
+                "join a session the logger gave to another")
+
+
 class SyncEngine:
     def __init__(self, store: Store, link: LoggerLink, state: SyncState,
                  limits: Limits | None = None,
@@ -149,6 +180,9 @@ class SyncEngine:
     async def _sync_session(self, session_id: str, report: SessionReport) -> None:
         files = self.store.files(session_id, None, (PENDING,))
         vectors = {f.item_id: f for f in files if f.name.endswith(names.VECTOR_EXT)}
+        opens = self._pending_opens(files)
+        files = self._in_written_order(files, opens)
+        barrier = self._refused_open(session_id, opens)  # an open quarantined before this run
         blocked: set[str] = set()  # refused or waiting message ids: their dependants wait
         batch: list[_Item] = []
         batch_bytes = 0
@@ -156,12 +190,22 @@ class SyncEngine:
             if file.name.endswith(names.VECTOR_EXT):
                 continue
             if file.name.endswith(names.EVENT_EXT):
+                if barrier is not None and barrier.covers(file.name, None):
+                    self._hold(file, file.item_id, barrier, report)
+                    continue
                 await self._flush(batch, vectors, blocked, report)
                 batch, batch_bytes = [], 0
-                await self._apply_event(file, report)
+                refused = await self._apply_event(file, report, opens.get(file.name))
+                if refused is not None:
+                    barrier = refused
                 continue
             item = self._load_message(file, report)
             if item is None:
+                continue
+            if barrier is not None and barrier.covers(file.name, item.record.written_at):
+                blocked.add(item.message_id)
+                self._hold(file, item.message_id, barrier, report,
+                           vectors.get(item.message_id))
                 continue
             held = self.state.refused_within(item.message_id, self.limits.refused_holdoff)
             if held is not None:
@@ -190,6 +234,92 @@ class SyncEngine:
         self._settle_orphan_vectors(session_id, vectors, report)
         self._commit_moves()
 
+    # --- the session's open as a barrier ---------------------------------------------------------
+    def _pending_opens(self, files: list[StoredFile]) -> dict[str, Any]:
+        """The pending `open` events among `files`, decoded, by file name."""
+        from outbox import records
+        opens = {}
+        for file in files:
+            if not file.name.endswith(names.EVENT_EXT):
+                continue
+            try:
+                event = self.store.load(file, "event")
+            except (OSError, records.RecordError):
+                continue  # _apply_event sets it aside
+            if event.event == "open":
+                opens[file.name] = event
+        return opens
+
+    def _in_written_order(self, files: list[StoredFile],
+                          opens: dict[str, Any]) -> list[StoredFile]:
+        """`files` in name order, except a message back-dated (`--occurred-at`) to before a
+        pending open written before it: it goes right after that open, so it can never reach
+        the logger ahead of the event that decides whose session it joins."""
+        if not opens:
+            return files
+        from outbox import records
+        last_open = max(opens)
+        order = {f.name: (f.name,) for f in files}
+        for file in files:
+            if file.name >= last_open or not file.name.endswith(names.MESSAGE_EXT):
+                continue
+            try:
+                written_at = self.store.load(file, "message").written_at
+            except (OSError, records.RecordError):
+                continue  # _load_message sets it aside
+            behind = [name for name, event in opens.items()
+                      if name > file.name and event.occurred_at <= written_at]
+            if behind:
+                order[file.name] = (max(behind), file.name)
+        return sorted(files, key=lambda f: order[f.name])
+
+    def _refused_open(self, session_id: str, pending_opens: dict[str, Any]) -> _Barrier | None:
+        """The session's latest `open` when it was quarantined after the logger refused it
+        (and no later open is pending or confirmed): everything written behind it follows it."""
+        from outbox import records
+        latest = None
+        for file in self.store.files(session_id, names.EVENT_EXT, (QUARANTINED,)):
+            try:
+                event = self.store.load(file, "event")
+            except (OSError, records.RecordError):
+                continue
+            if event.event == "open" and (latest is None or file.name > latest[0].name):
+                latest = (file, event)
+        if latest is None:
+            return None
+        file, event = latest
+        if any(name > file.name for name in pending_opens):
+            return None
+        for confirmed in self.store.files(session_id, names.EVENT_EXT, (IMPORTED,)):
+            if confirmed.name > file.name and self._is_open(confirmed):
+                return None
+        reason = self.store.reason_of(file)
+        if reason.get("reason") != "refused":
+            return None  # set aside unread (damaged): nothing says the logger refused it
+        return _Barrier(event, file.name, file.relpath, reason.get("code"),
+                        reason.get("statement"), final=True)
+
+    def _is_open(self, file: StoredFile) -> bool:
+        from outbox import records
+        try:
+            return self.store.load(file, "event").event == "open"
+        except (OSError, records.RecordError):
+            return False
+
+    def _hold(self, file: StoredFile, item_id: str, barrier: _Barrier, report: SessionReport,
+              vector: StoredFile | None = None) -> None:
+        """A file written behind a refused open: it waits for it, or follows it to quarantine."""
+        if barrier.final:
+            self._quarantine(file, vector, {"reason": "session_refused", "code": barrier.code,
+                                            "statement": barrier.reason(),
+                                            "event": barrier.relpath}, report)
+            return
+        report.record(file.name, Outcome(Outcome.WAITING, waits_for=[barrier.event_id],
+                                         reason=barrier.reason()))
+        report.waiting.append({"message_id" if file.name.endswith(names.MESSAGE_EXT)
+                               else "event_id": item_id, "file": file.relpath,
+                               "waits_for": [barrier.event_id], "reason": barrier.reason()})
+
     def _load_message(self, file: StoredFile, report: SessionReport) -> _Item | None:
         """Decode a pending `.msg`; an unreadable one is set aside at once (never a crash loop)."""
         try:
@@ -210,26 +340,50 @@ class SyncEngine:
         return _Item(file, record, len(data))
 
     # --- events --------------------------------------------------------------------------------
-    async def _apply_event(self, file: StoredFile, report: SessionReport) -> None:
+    async def _apply_event(self, file: StoredFile, report: SessionReport,
+                           event: Any = None) -> _Barrier | None:
+        """Send one session event; the barrier it becomes when it is an `open` the logger
+        refused, else None."""
         from outbox import records
-        try:
-            event = self.store.load(file, "event")
-        except FileNotFoundError:
-            return
-        except UnsafeFile as exc:
-            self._quarantine(file, None, {"reason": "unsafe", "detail": exc.reason}, report)
-            return
-        except records.RecordError as exc:
-            self._quarantine(file, None, {"reason": "unreadable", "detail": str(exc)}, report)
-            return
+        if event is None:
+            try:
+                event = self.store.load(file, "event")
+            except FileNotFoundError:
+                return None
+            except UnsafeFile as exc:
+                self._quarantine(file, None, {"reason": "unsafe", "detail": exc.reason}, report)
+                return None
+            except records.RecordError as exc:
+                self._quarantine(file, None, {"reason": "unreadable", "detail": str(exc)},
+                                 report)
+                return None
+        held = self.state.refused_within(file.item_id, self.limits.refused_holdoff)
+        if held is not None:  # refused moments ago: not sent again yet (see Limits)
+            report.record(file.name, Outcome(Outcome.REFUSED, code=held.get("code"),
+                                             statement=held.get("statement")))
+            report.failed.append({"event_id": file.item_id, "file": file.relpath,
+                                  "code": held.get("code"), "statement": held.get("statement"),
+                                  "refusals": held.get("count"), "held_until_retry": True,
+                                  "quarantine_after": self.limits.quarantine_after})
+            if event.event != "open":
+                return None
+            return _Barrier(event, file.name, file.relpath, held.get("code"),
+                            held.get("statement"), final=False)
         try:
             answer = await self._send_event(event)
         except Refused as exc:
-            self._refused(file, file.item_id, exc, report)
-            return
+            quarantined = self._refused(file, file.item_id, exc, report)
+            if event.event != "open":
+                return None
+            if quarantined:
+                self._commit_moves()
+                file = StoredFile(file.session_id, QUARANTINED, file.name)
+            return _Barrier(event, file.name, file.relpath, exc.code, exc.statement,
+                            final=quarantined)
         self._confirmed(file, None, file.item_id, answer, report)
         self._commit_moves()
         report.events_applied += 1
+        return None
 
     async def _send_event(self, event: Any) -> Any:
         if event.event == "open":
@@ -316,14 +470,15 @@ class SyncEngine:
             report.imported += 1
 
     def _refused(self, file: StoredFile, item_id: str, refusal: Refused, report: SessionReport,
-                 vector: StoredFile | None = None) -> None:
+                 vector: StoredFile | None = None) -> bool:
+        """Count a refusal; True when it moved the file to `.quarantine/`."""
         count = self.state.refused(item_id, refusal.code, refusal.statement)
         if count >= self.limits.quarantine_after:
             self._quarantine(file, vector, {"reason": "refused", "code": refusal.code,
                                             "statement": refusal.statement,
                                             "refusals": count}, report)
             self.state.forget(item_id)
-            return
+            return True
         report.record(file.name, Outcome(Outcome.REFUSED, code=refusal.code,
                                          statement=refusal.statement))
         report.failed.append({"message_id" if file.name.endswith(names.MESSAGE_EXT)
@@ -331,6 +486,7 @@ class SyncEngine:
                               "code": refusal.code, "statement": refusal.statement,
                               "refusals": count,
                               "quarantine_after": self.limits.quarantine_after})
+        return False
 
     def _quarantine(self, file: StoredFile, vector: StoredFile | None, reason: dict[str, Any],
                     report: SessionReport) -> None:
