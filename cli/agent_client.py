@@ -21,6 +21,14 @@ never pays their import (about 0.6 to 0.9 s) in the CLI process:
 Modes, first found wins: `--no-agent` (off), `$AGENT_MEMORY_AGENT`, the configuration's
 `agent.mode`; "auto" (default) uses and starts, "use" only uses a running one, "off" neither.
 Only commands that would talk to the fleet (a logger configured, not `--store file`) ask.
+
+Every request carries this command's identity (sync.identity: the store's real path, the
+configuration's path and content digest, agent-memory's version); an agent of another identity
+declines it. An autostarted one hands over as it declines: the command waits (briefly) for it
+to exit, does its work inline and starts a new agent with its own configuration and code. A
+hand-started or systemd agent is never replaced: the command does without it and says so on
+stderr (a write's answer names it too, through the sync lock). An agent of an older release
+(another socket protocol) that was autostarted is asked to stop with SIGTERM.
 Pure standard library at import time: this module is on the write path.
 """
 
@@ -39,9 +47,11 @@ ENV_MODE = "AGENT_MEMORY_AGENT"
 MODES = ("auto", "use", "off")
 CONNECT_TIMEOUT = 2.0
 RUN_TIMEOUT = 300.0
+HANDOVER_WAIT = 15.0  # seconds an agent handing over gets to finish its batch and exit
 LOG_ROTATE_BYTES = 8 << 20
 
 _autostart_wanted = False
+_declined_by: dict[str, Any] | None = None  # an agent of another identity that stays
 
 
 class AgentLost(Exception):
@@ -71,13 +81,86 @@ def _wanted(ctx) -> bool:
 
 
 def _identity(ctx) -> dict[str, Any] | None:
-    """What the agent checks before serving: the same store and the same configuration (None
-    without a usable store: the command then reports it, or does without, as it always did)."""
+    """What the agent checks before serving: this command's store, configuration (path and
+    content) and version (None without a usable store: the command then reports it, or does
+    without, as it always did)."""
+    if _declined_by is not None:
+        return None  # asked once already in this command: it stays, and is not used
     try:
         store = ctx.store().path
     except CliError:
         return None
-    return {"protocol": agent_socket.PROTOCOL, "store": store, "config": ctx.config.source}
+    from sync import identity
+    return {"protocol": agent_socket.PROTOCOL, **identity.of(store, ctx.config)}
+
+
+def _declined(store_path: str, answer: dict[str, Any]) -> None:
+    """The agent declined this command (another identity): wait for one that hands over to
+    exit, and start a new one after the command; remember one that stays."""
+    global _autostart_wanted, _declined_by
+    agent = answer.get("agent") if isinstance(answer.get("agent"), dict) else {}
+    pid = agent.get("pid")
+    if "handover" not in answer:  # an older release: it cannot be asked to hand over
+        pid = _retire_older(store_path)
+        handing_over = pid is not None
+    else:
+        handing_over = bool(answer.get("handover"))
+    if handing_over:
+        if isinstance(pid, int):
+            wait_gone(pid, HANDOVER_WAIT)
+        _autostart_wanted = True
+        return
+    _declined_by = agent or {"error": answer.get("error")}
+    import sys
+    sys.stderr.write(f"agent-memory: note: {describe_conflict(_declined_by)}\n")
+
+
+def describe_conflict(agent: dict[str, Any]) -> str:
+    """In words: an agent that runs with another identity and stays (it was not used)."""
+    how = "autostarted" if agent.get("autostarted") else "started by hand or by systemd"
+    return (f"the project's agent (pid {agent.get('pid')}, {how}) runs with the configuration "
+            f"{agent.get('config') or '(none)'} (digest {str(agent.get('config_digest'))[:12]}, "
+            f"agent-memory {agent.get('version')}), not this command's; it was not used. Stop "
+            "it (`agent-memory agent stop`, or its systemd unit) or run it with this "
+            "configuration")
+
+
+def _retire_older(store_path: str) -> int | None:
+    """An autostarted agent of an older release (another socket protocol) is stopped with
+    SIGTERM, as it would hand over if it could; its pid, or None when it is not one."""
+    import signal
+    from sync import watcher_state
+    from sync.lock import SyncLock
+    holder = SyncLock(store_path).holder()
+    state = watcher_state.read(store_path) or {}
+    if holder is None or holder <= 0 or state.get("pid") != holder \
+            or not (state.get("agent") or {}).get("autostarted"):
+        return None
+    try:
+        os.kill(holder, signal.SIGTERM)
+    except OSError:
+        return None
+    return holder
+
+
+def alive(pid: int) -> bool:
+    """Is `pid` a live process (a zombie counts as gone: it holds no lock, serves nothing)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().rsplit(b")", 1)[-1].split()[0] != b"Z"
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+
+
+def wait_gone(pid: int, timeout: float) -> bool:
+    """Wait up to `timeout` seconds for `pid` to exit; whether it did."""
+    import time
+    deadline = time.monotonic() + timeout
+    while alive(pid):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.02)
+    return True
 
 
 def connect(store_path: str, timeout: float = CONNECT_TIMEOUT):
@@ -124,6 +207,9 @@ def serve(ctx, args, argv: list[str]) -> tuple[int, str] | None:
     if answer is None:
         _autostart_wanted = True
         return None
+    if answer.get("mismatch"):
+        _declined(identity["store"], answer)
+        return None
     if not answer.get("ok") or not isinstance(answer.get("line"), str):
         return None
     return int(answer.get("exit_code", 1)), answer["line"]
@@ -142,6 +228,9 @@ def call(ctx, command: str, params: dict[str, Any]) -> dict[str, Any] | None:
     answer = ask(identity["store"], message, RUN_TIMEOUT)
     if answer is None:
         _autostart_wanted = True
+        return None
+    if answer.get("mismatch"):
+        _declined(identity["store"], answer)
         return None
     if not answer.get("ok") or not ("result" in answer or isinstance(answer.get("failure"),
                                                                       dict)):
@@ -166,6 +255,9 @@ def deliver(ctx, file, wait: float, embed_budget: float = 0.0):
     if answer is None:
         _autostart_wanted = True
         return None
+    if answer.get("mismatch"):
+        _declined(identity["store"], answer)
+        return None
     if not answer.get("ok"):
         return None
     try:
@@ -173,6 +265,36 @@ def deliver(ctx, file, wait: float, embed_budget: float = 0.0):
     except ValueError:
         return delivery.pending("the agent answered something unreadable; the file stays "
                                 "pending and is delivered later")
+
+
+def claim(ctx) -> str | dict[str, Any] | None:
+    """Ask the store's agent for the store on behalf of a command that forwards it itself (a
+    one-shot `sync`): "same" (it runs with this identity and forwards the store), "handed_over"
+    (an autostarted agent of another identity stopped), the agent's description when one of
+    another identity stays, or None when no agent answers."""
+    identity = _identity(ctx)
+    if identity is None:
+        return _declined_by
+    try:
+        answer = ask(identity["store"], {**identity, "op": "claim"}, CONNECT_TIMEOUT + 10.0)
+    except AgentLost:
+        return None
+    if answer is None:
+        return None
+    if answer.get("ok"):
+        return "same"
+    if answer.get("mismatch"):
+        global _autostart_wanted
+        wanted = _autostart_wanted
+        _declined(identity["store"], answer)
+        _autostart_wanted = wanted  # a sync never starts an agent
+        return _declined_by if _declined_by is not None else "handed_over"
+    return None
+
+
+def declined() -> bool:
+    """Did an agent of another identity decline this command and stay?"""
+    return _declined_by is not None
 
 
 def will_start(ctx) -> bool:
@@ -225,7 +347,9 @@ def _spawn(ctx, store_path: str, lock_fd: int) -> int:
         pass
     log_fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
                      | os.O_CLOEXEC, 0o600)
-    argv = [sys.executable, "-m", "cli", "--project-root", os.path.dirname(store_path),
+    # -P: the working directory (the caller's project) is not put on sys.path, so a project's
+    # own `cli/`, `sync/` or `outbox/` package is never imported in place of agent-memory's.
+    argv = [sys.executable, "-P", "-m", "cli", "--project-root", os.path.dirname(store_path),
             "--config", ctx.config.source, "sync", "--watch", "--autostarted",
             "--idle-exit", repr(float(ctx.config.agent["idle_exit"]))]
     env = dict(os.environ)

@@ -22,28 +22,43 @@ def _ping(store_path: str) -> dict[str, Any] | None:
     return answer if answer and answer.get("ok") else None
 
 
-def agent_status(store_path: str) -> dict[str, Any]:
-    """Whether an agent answers on the store's socket, and what it says of itself."""
+def agent_status(store_path: str, ctx: Context | None = None) -> dict[str, Any]:
+    """Whether an agent answers on the store's socket, and what it says of itself: its
+    configuration (path and digest) and version, and whether they are this command's
+    (`matches`; `differs` lists what is not)."""
     answer = _ping(store_path)
-    if answer is not None:
-        return {"running": True, **{k: v for k, v in answer.items() if k != "ok"}}
-    path = agent_socket.socket_path(store_path)
-    return {"running": False, "socket": path, "stale_socket": os.path.lexists(path)}
+    if answer is None:
+        path = agent_socket.socket_path(store_path)
+        return {"running": False, "socket": path, "stale_socket": os.path.lexists(path)}
+    shown = {"running": True, **{k: v for k, v in answer.items() if k != "ok"}}
+    mine = _identity(store_path, ctx)
+    if mine is not None:
+        from sync import identity
+        theirs = {"store": answer.get("store"), "config": answer.get("config"),
+                  "digest": answer.get("config_digest"), "version": answer.get("version")}
+        different = identity.differences(mine, theirs)
+        shown["matches"] = not different
+        shown["differs"] = different
+        if different:
+            shown["note"] = agent_client.describe_conflict(answer)
+    return shown
 
 
-def _alive(pid: int) -> bool:
-    """Is `pid` a live process (a zombie counts as gone: it holds no lock, serves nothing)."""
+def _identity(store_path: str, ctx: Context | None) -> dict[str, Any] | None:
+    """This command's identity, when its configuration loads (status works without one)."""
+    if ctx is None:
+        return None
     try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            return handle.read().rsplit(b")", 1)[-1].split()[0] != b"Z"
-    except (FileNotFoundError, ProcessLookupError, IndexError):
-        return False
+        from sync import identity
+        return identity.of(store_path, ctx.config)
+    except CliError:
+        return None
 
 
 def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
     store_path = ctx.store().path
     if args.action == "status":
-        return agent_status(store_path), "file"
+        return agent_status(store_path, ctx), "file"
     if args.timeout is None or args.timeout <= 0:
         raise UsageError("--timeout must be more than 0 seconds")
     deadline = time.monotonic() + args.timeout
@@ -52,11 +67,12 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
             raise LoggerUnreachableError("no logger is configured (ailogger_client section): "
                                          "an agent has nothing to serve")
         started = None
+        agent_client.claim(ctx)  # an autostarted agent of another identity hands over
         while time.monotonic() < deadline:
             answer = _ping(store_path)
             if answer is not None:
-                return {"running": True, "started_now": started is not None,
-                        **{k: v for k, v in answer.items() if k != "ok"}}, "file"
+                return {"started_now": started is not None,
+                        **agent_status(store_path, ctx)}, "file"
             if started is None:
                 started = agent_client.start(ctx)
             time.sleep(0.05)
@@ -72,7 +88,7 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
                          timeout=5.0)
     except agent_client.AgentLost:
         pass  # it went away on its own
-    while _alive(pid):
+    while agent_client.alive(pid):
         if time.monotonic() >= deadline:
             raise CliError(f"the agent (pid {pid}) did not exit within {args.timeout} s",
                            code="AGENT_NOT_STOPPED")

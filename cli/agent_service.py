@@ -13,8 +13,17 @@ frames; cli.agent_client is the other end).
   the caller's arguments, so the stdout line and exit code are the ones the caller would have
   produced itself. Fleet calls go through the agent's open links (sync.resident_links).
 
-A request for another store or another configuration file is declined (`mismatch`): the
-caller then does the work itself.
+- `claim`: a command of another identity (a one-shot `sync` with another configuration)
+  asks for the store: an autostarted agent hands over, any other declines.
+
+Every request but `ping` and `stop` carries the caller's identity (sync.identity: store,
+configuration path and digest, version). One that differs from the agent's is declined
+(`mismatch`), and the caller does the work itself. An autostarted agent then also hands over:
+it answers `handover`, finishes the batch in flight and exits, so the caller (and the next
+agent it starts) runs with the caller's configuration and code. A hand-started or systemd agent
+never does: the caller says plainly that it was not used, and why. When only the digest
+differs, the agent first looks at its document on disk: a hand-started one that finds it
+changed reloads it and serves.
 """
 
 from __future__ import annotations
@@ -26,7 +35,7 @@ from cli.errors import CliError
 from outbox import names
 from outbox.contract import is_valid_session_id
 from outbox.store import PENDING, StoredFile
-from sync import agent_socket, delivery
+from sync import agent_socket, delivery, identity
 
 
 # The logger commands `write` and `session` make with `--store logger`.
@@ -34,25 +43,27 @@ CALLS = frozenset({"append_message", "open_session", "close_session", "reopen_se
 
 
 class AgentService:
-    def __init__(self, watcher, config_source: str | None) -> None:
+    def __init__(self, watcher) -> None:
         self.watcher = watcher
         self.store = watcher.store
-        self.config_source = config_source
 
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
         op = request.get("op")
-        if request.get("protocol") != agent_socket.PROTOCOL:
-            return {"ok": False, "mismatch": True,
-                    "error": f"protocol {request.get('protocol')!r} is not "
-                             f"{agent_socket.PROTOCOL}"}
         if op == "ping":  # watching the agent does not keep it alive: no touch()
             return {"ok": True, **self.describe()}
         if op == "stop":
             self.watcher.request_stop("stop requested")
             return {"ok": True, "pid": os.getpid()}
-        mismatch = self._mismatch(request)
-        if mismatch:
-            return {"ok": False, "mismatch": True, "error": mismatch}
+        if request.get("protocol") != agent_socket.PROTOCOL:
+            return {"ok": False, "mismatch": True, "handover": False, "differs": ["protocol"],
+                    "agent": self.describe(),
+                    "error": f"protocol {request.get('protocol')!r} is not "
+                             f"{agent_socket.PROTOCOL}"}
+        declined = self._decline(request)
+        if declined is not None:
+            return declined
+        if op == "claim":
+            return {"ok": True, **self.describe()}
         if op == "deliver":
             self.watcher.touch()
             return self._deliver(request)
@@ -68,15 +79,27 @@ class AgentService:
         return {"pid": os.getpid(), "store": self.store.path,
                 **(self.watcher.agent_info() or {}), "status": self.watcher.report.status}
 
-    def _mismatch(self, request: dict[str, Any]) -> str | None:
-        if not isinstance(request.get("store"), str) \
-                or os.path.realpath(request["store"]) != os.path.realpath(self.store.path):
-            return f"this agent serves {self.store.path}"
-        theirs = request.get("config")
-        if not isinstance(theirs, str) or self.config_source is None \
-                or os.path.realpath(theirs) != os.path.realpath(self.config_source):
-            return f"this agent uses the configuration {self.config_source}"
-        return None
+    def _decline(self, request: dict[str, Any]) -> dict[str, Any] | None:
+        """None when the caller's identity is the agent's; else the refusal, with a handover
+        when this agent was autostarted (a command's agent follows the commands)."""
+        theirs = {field: request.get(field) for field in identity.FIELDS}
+        different = identity.differences(self.watcher.identity, theirs)
+        if different == ["digest"] and self.watcher.follow_config():
+            if self.watcher.stop_reason is None:  # reloaded in place
+                different = identity.differences(self.watcher.identity, theirs)
+        if not different:
+            return None
+        if self.watcher.stop_reason is not None and self.watcher.options.autostarted:
+            handover = True  # already leaving (its document changed)
+        else:
+            handover = self.watcher.options.autostarted and "store" not in different
+            if handover:
+                self.watcher.request_stop("handover to a command with "
+                                          + identity.describe(theirs, different))
+        mine = identity.describe(self.watcher.identity, different)
+        return {"ok": False, "mismatch": True, "handover": handover, "differs": different,
+                "agent": self.describe(),
+                "error": f"the agent (pid {os.getpid()}) runs with {mine}"}
 
     def _deliver(self, request: dict[str, Any]) -> dict[str, Any]:
         session_id, name = request.get("session_id"), request.get("name")
@@ -136,7 +159,7 @@ class AgentService:
         if args.command not in main.SERVED and not (args.command == "status" and args.probe):
             return {"ok": False, "error": f"{args.command!r} is not served by the agent"}
         args.project_root = os.path.dirname(self.store.path)
-        args.config = self.config_source
+        args.config = self.watcher.config.source
         ctx = Context(args)
         try:
             rc, envelope = main.execute(ctx, args)

@@ -12,6 +12,7 @@ NOT_FOUND = 5
 CONFIG_INVALID = 6
 EMBEDDING_UNAVAILABLE = 7
 NO_ROOM = 8
+STORE_HELD = 9
 
 
 class CliError(Exception):
@@ -59,6 +60,15 @@ class NoRoomError(CliError):
 
     exit_code = NO_ROOM
     code = "NO_SPACE"
+
+
+class StoreHeldError(CliError):
+    """Another process forwards this store with another configuration or version and keeps
+    it (the project's agent started by hand or by systemd, or a long one-shot sync): this
+    command cannot forward it with its own. Nothing was lost: pending files stay pending."""
+
+    exit_code = STORE_HELD
+    code = "STORE_HELD"
 
 
 class RefusedError(CliError):

@@ -33,7 +33,7 @@ def _formatter(prog: str) -> argparse.HelpFormatter:
     return argparse.HelpFormatter(prog, width=max(columns - 2, 20))
 
 
-VERSION = "1.7.47"
+from sync.identity import VERSION  # noqa: E402 - one version string, read by the agent too
 STORE_MODES = ("auto", "logger", "file")
 
 

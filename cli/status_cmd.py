@@ -111,7 +111,7 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
     data.update(watcher_state.survey(store.path))
     data["watcher"] = _watcher(store.path)
     from cli.agent_cmd import agent_status
-    data["agent"] = agent_status(store.path)
+    data["agent"] = agent_status(store.path, ctx)
     if args.probe:
         data["probe"] = _probe(ctx.config)
     return data, "file"

@@ -6,7 +6,11 @@ from typing import Any
 
 from cli import inputs
 from cli.context import Context
-from cli.errors import CliError, LoggerUnreachableError, RefusedError
+from cli.errors import CliError, LoggerUnreachableError, RefusedError, StoreHeldError
+
+# How long a one-shot sync of another configuration waits for the store: an autostarted agent
+# handing over, or a one-shot sync or inline forward finishing.
+HELD_WAIT = 30.0
 
 
 def _totals(reports: list[dict[str, Any]]) -> dict[str, int]:
@@ -30,13 +34,19 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
         from cli import watch_cmd
         return watch_cmd.run(ctx, args)
     store = ctx.store()
-    from sync.lock import SyncLock
-    holder = SyncLock(store.path).holder()
-    if holder is not None:  # a watcher or another sync: it does the work; cron returns at once
-        return {"skipped": True, "holder_pid": holder,
-                "reason": "another process holds the sync lock and forwards this store"}, "file"
-    if not store.has_pending():
-        return {"skipped": False, "sessions": [], "totals": _totals([])}, "file"
+    lock_wait = 0.0
+    held = _held_by_another(ctx, store)
+    if isinstance(held, dict):
+        return held, "file"
+    if held is not None:
+        lock_wait = held
+    elif not store.has_pending():
+        data = {"skipped": False, "sessions": [], "totals": _totals([])}
+        orphans = store.remove_orphan_temporaries()  # what killed writers left, anywhere
+        if orphans:
+            data["warnings"] = [f"removed {orphans} temporaries left by writers killed midway "
+                                "(none held a record)"]
+        return data, "file"
 
     from sync.engine import Limits
     from sync.failures import Failed, Refused, Unreachable
@@ -48,11 +58,13 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
                     sessions_in_flight=args.sessions_in_flight)
     try:
         reports, warnings = run_sync(
-            store, ctx.config, limits=limits,
+            store, ctx.config, limits=limits, lock_wait=lock_wait,
             progress=lambda event, fields: log.info(event, **fields))
     except LockBusy as exc:
+        _still_held(ctx, store, exc.holder, exc.identity)
         return {"skipped": True, "holder_pid": exc.holder,
-                "reason": "another process holds the sync lock and forwards this store"}, "file"
+                "reason": f"another process (pid {exc.holder}) holds the sync lock and "
+                          "forwards this store with this configuration"}, "file"
     except Unreachable as exc:
         raise LoggerUnreachableError(f"logger unreachable: {exc}; pending files stay pending "
                                      "(what was confirmed before is in .imported/)") from None
@@ -69,3 +81,53 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
                            "they stay pending (see details)", code="IMPORT_ITEMS_FAILED",
                            **data)
     return data, "logger"
+
+
+def _held_by_another(ctx: Context, store) -> dict[str, Any] | float | None:
+    """Is the store's sync lock held? None: no. The "skipped" answer when the holder forwards
+    with this very configuration and version (cron steps aside). A number of seconds to wait for
+    the lock when the holder runs with another identity and lets go (an autostarted agent hands
+    over; a one-shot sync finishes). StoreHeldError when it keeps the store (an agent started
+    by hand or by systemd)."""
+    from sync import identity
+    from sync.lock import SyncLock
+    lock = SyncLock(store.path)
+    holder = lock.holder()
+    if holder is None:
+        return None
+    theirs = lock.holder_identity()
+    if theirs is None or not identity.differences(identity.of(store.path, ctx.config), theirs):
+        return {"skipped": True, "holder_pid": holder,
+                "reason": f"another process (pid {holder}) holds the sync lock and forwards "
+                          "this store with this configuration"}
+    from cli import agent_client
+    claimed = agent_client.claim(ctx)
+    if claimed == "same":
+        return {"skipped": True, "holder_pid": holder,
+                "reason": f"the project's agent (pid {holder}) forwards this store with this "
+                          "configuration"}
+    if isinstance(claimed, dict):
+        raise StoreHeldError(agent_client.describe_conflict(claimed) + "; nothing was "
+                             "forwarded, pending files stay pending", holder_pid=claimed.get("pid"),
+                             holder=_shown(claimed))
+    return HELD_WAIT
+
+
+def _still_held(ctx: Context, store, holder: int | None, theirs: dict[str, Any] | None) -> None:
+    """The lock stayed busy: fine when its holder forwards with this configuration, else a
+    StoreHeldError that names it."""
+    from sync import identity
+    mine = identity.of(store.path, ctx.config)
+    if theirs is None or not identity.differences(mine, theirs):
+        return
+    different = identity.differences(mine, theirs)
+    raise StoreHeldError(
+        f"another process (pid {holder}) holds this store's sync lock with "
+        f"{identity.describe(theirs, different)} and did not let go within {HELD_WAIT:g} s; "
+        "nothing was forwarded with this configuration, pending files stay pending; try again "
+        "when it is done", holder_pid=holder)
+
+
+def _shown(agent: dict[str, Any]) -> dict[str, Any]:
+    return {key: agent.get(key) for key in ("pid", "autostarted", "config", "config_digest",
+                                            "version")}

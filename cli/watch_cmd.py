@@ -51,6 +51,9 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
     options.autostarted = args.autostarted
     _keep_agent_lock()
     store = ctx.store()
+    if not args.autostarted:  # an autostarted agent of another identity hands the store over
+        from cli import agent_client
+        agent_client.claim(ctx)
     # For the watcher's whole life, whatever is written to stdout (a library's stray print
     # included) lands on stderr: stdout carries the one summary object, printed after. And
     # stderr never blocks it (sync.stderr_pump): a pipe nobody reads must not stall the loop
@@ -98,6 +101,6 @@ def _server_factory(ctx: Context, log):
     from sync.agent_server import AgentServer
 
     def make(watcher):
-        service = AgentService(watcher, ctx.config.source)
+        service = AgentService(watcher)
         return AgentServer(agent_socket.socket_path(watcher.path), service.handle, log)
     return make

@@ -51,6 +51,7 @@ class Config:
         self.source = source
         self.document: dict[str, Any] = document if document is not None else {}
         self.warnings: list[str] = []
+        self.raw = b""  # the document's bytes as read (sync.identity digests them)
 
     @property
     def base_dir(self) -> str:
@@ -109,6 +110,7 @@ def load(explicit: str | None = None) -> Config:
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ConfigInvalid(path, [f"not valid JSON: {exc}"]) from None
     config = Config(path, document if isinstance(document, dict) else {})
+    config.raw = raw
     config.warnings = exposure_warnings(path, config)
     problems = validate(document, config)
     if problems:

@@ -39,9 +39,10 @@ def active() -> "Pool | None":
 
 
 def _key(config: Config, section: str) -> tuple:
-    import json
-    return (config.source, json.dumps(config.document.get(section), sort_keys=True),
-            json.dumps(config.embedding_model, sort_keys=True))
+    """Links are shared by configurations of the same content: the document and the files it
+    names (a certificate renewed in place gets a new link)."""
+    from sync import identity
+    return (section, identity.digest(config))
 
 
 class Pool:
@@ -104,6 +105,19 @@ class Pool:
                 await self._drop(key)
                 raise
         return self.run(work)
+
+    def keep_only(self, config: Config) -> None:
+        """Close the links made with any other configuration (the agent reloaded its own)."""
+        keep = {("logger", *_key(config, "ailogger_client")),
+                ("embedder", *_key(config, "embedding_client"))}
+
+        async def drop_others() -> None:
+            for key in [k for k in self._links if k not in keep]:
+                await self._drop(key)
+        try:
+            self.run(drop_others, timeout=10.0)
+        except Exception:  # noqa: BLE001 - a link that will not close is dropped anyway
+            pass
 
     def close(self) -> None:
         async def close_all() -> None:

@@ -17,11 +17,29 @@ from sync.state import SyncState
 
 
 class LockBusy(Exception):
-    """Another process holds the sync lock (its pid, when known, is `.holder`)."""
+    """Another process holds the sync lock (its pid, when known, is `.holder`; the identity it
+    published, when it did, is `.identity`)."""
 
-    def __init__(self, holder: int | None) -> None:
+    def __init__(self, holder: int | None, identity: dict[str, Any] | None = None) -> None:
         super().__init__(f"the sync lock is held by pid {holder}")
         self.holder = holder
+        self.identity = identity
+
+    def reason(self, store: Store, config: Config) -> str:
+        """Why a file stays pending, in words that are true: the holder delivers it only when
+        it forwards with this very configuration and version."""
+        from sync import identity
+        different = (identity.differences(identity.of(store.path, config), self.identity)
+                     if self.identity is not None else [])
+        if not different:
+            return (f"another process (pid {self.holder}) is forwarding this store; it will "
+                    "deliver this too")
+        return (f"another process (pid {self.holder}) holds this store's sync lock with "
+                f"{identity.describe(self.identity, different)}: while it holds the store, "
+                "pending files are forwarded with its configuration, not this one; this file "
+                "stays pending. If that process is the project's agent started by hand or by "
+                "systemd, stop it (`agent-memory agent stop`) or run it with this "
+                "configuration")
 
 
 async def _run(store: Store, config: Config, policy: RetryPolicy, limits: Limits,
@@ -68,9 +86,10 @@ def run(store: Store, config: Config, *, session_id: str | None = None,
     Raises LockBusy when the lock is not free within `lock_wait`, and the engine's Unreachable,
     Refused or Failed when the logger cannot be used.
     """
+    from sync import identity
     lock = SyncLock(store.path)
-    if not lock.acquire(lock_wait):
-        raise LockBusy(lock.holder())
+    if not lock.acquire(lock_wait, identity.of(store.path, config)):
+        raise LockBusy(lock.holder(), lock.holder_identity())
     try:
         return asyncio.run(_run(store, config, policy, limits or Limits(), session_id, progress,
                                 answer_for))
@@ -98,8 +117,7 @@ def deliver(store: Store, config: Config, session_id: str, name: str,
     except LockBusy as exc:
         if busy_raises:
             raise
-        return delivery.pending(f"another process (pid {exc.holder}) is forwarding this store; "
-                                "it will deliver this too")
+        return delivery.pending(exc.reason(store, config))
     except Unreachable as exc:
         return delivery.pending(f"logger unreachable: {exc}")
     except Refused as exc:

@@ -28,9 +28,17 @@ and the published state (sync.watcher_report) live in their own modules.
   "not delivered yet" at once, or tries a round itself when a probe is due.
 - Messages without a vector are embedded in a worker thread, beside the rounds, with their own
   backoff when the embedder is unreachable.
-- With `idle_exit` (an autostarted agent has it), it exits once it has served no request for
-  `idle_exit` seconds and nothing is pending; a watcher started by hand or by systemd never
-  idles out. Any watcher exits when its store directory is removed.
+- With `idle_exit` (an autostarted agent has it), it exits once it has served no request and
+  moved no file for `idle_exit` seconds, even with files pending (a logger down for the
+  weekend, or a typo in its host, must not keep an agent alive for ever: the next command or
+  cron's `sync` forwards them, or starts a new agent); a watcher started by hand or by systemd
+  never idles out. Any watcher exits when its store directory is removed.
+- It follows its configuration on disk (sync.identity): about once a second it stats the
+  document and the files it names; a change of content is read and validated. An autostarted
+  agent then hands over (it stops, and the next command runs with the new document, then
+  starts a new agent); a hand-started or systemd watcher reloads in place: new links, the
+  backoff reset, a line in the log. A document that no longer validates is logged and the
+  one in use is kept until a valid one appears.
 - SIGTERM / SIGINT: the batch in flight finishes (its confirmed files move), then the watcher
   publishes its final state, releases the lock and returns its summary (exit 0). A second signal
   cancels the batch in flight: nothing is lost either way (an imported but unmoved file is
@@ -50,7 +58,7 @@ import time
 from typing import Any, Callable
 
 from outbox.store import Store
-from sync import file_events, watcher_state
+from sync import file_events, identity, watcher_state
 from sync.backfill_runner import VectorBackfill
 from sync.backoff import Backoff
 from sync.config import Config
@@ -65,6 +73,7 @@ from sync.watcher_report import WatcherReport
 WATCH_POLICY = RetryPolicy(attempts=2, initial=0.05, maximum=0.3)
 PROBE_POLICY = RetryPolicy(attempts=1)
 DEFAULT_IDLE_EXIT = 900.0
+CONFIG_CHECK_S = 1.0  # how often the configuration's files are stat'ed for a change
 
 
 class WatchOptions:
@@ -101,6 +110,12 @@ class Watcher:
         self.store = store
         self.path = store.path
         self.config = config
+        self.identity = identity.of(self.path, config)
+        self._config_mark = identity.signature(config)
+        self._config_rejected: tuple | None = None  # the mark of a document that did not load
+        self._following = threading.Lock()  # the loop and request threads both follow it
+        self._links_stale = False  # the configuration changed: reopen the links between rounds
+        self._next_config_check = 0.0
         self.options = options or WatchOptions()
         if log is None:
             from sync.log import get_logger
@@ -150,7 +165,7 @@ class Watcher:
             if holder is not None:
                 return holder, False
             try:
-                watcher_state.remove_stale_temporaries(self.path)
+                self.store.remove_orphan_temporaries()
                 self._start_server()  # at once: a command must never find the lock without it
                 self.report.publish(force_backlog=True)
                 self.log.info("watcher_started", pid=self.pid, store=self.path,
@@ -194,7 +209,7 @@ class Watcher:
         """Take the sync lock; a summary of the refusal when a watcher holds it."""
         announced = None
         while True:
-            if self.lock.acquire(0.2):
+            if self.lock.acquire(0.2, self.identity):
                 return None
             holder = self.lock.holder()
             watcher = watcher_state.watcher_pid(self.path, holder)
@@ -305,8 +320,18 @@ class Watcher:
         self._next_rescan = time.monotonic()  # the first round is a full one
         while self.stop_reason is None:
             now = time.monotonic()
+            if now >= self._next_config_check:
+                self._next_config_check = now + CONFIG_CHECK_S
+                self.follow_config()
+                if self.stop_reason is not None:
+                    break
+            if self._links_stale:
+                await self._reopen_links()
             if self._retry_at is not None and now < self._retry_at:
                 # backing off: no rounds; one cheap probe per probe_interval
+                if self._idle(now):
+                    self._idle_exit()
+                    break
                 if now >= self._next_probe:
                     if await self._probe():
                         self.log.info("logger_back", after_failures=self._backoff.failures)
@@ -314,7 +339,8 @@ class Watcher:
                         self._retry_at = now  # drain at once
                         continue
                     self._next_probe = time.monotonic() + opts.probe_interval
-                await self._sleep(min(self._retry_at, self._next_probe) - time.monotonic())
+                await self._sleep(min(self._retry_at, self._next_probe, self._next_config_check,
+                                      self._idle_at()) - time.monotonic())
                 continue
             if self._retry_at is not None or now >= self._next_rescan:
                 await self._round(full=True)
@@ -328,26 +354,29 @@ class Watcher:
                 await self._round(full=False)
                 continue
             if self._idle(now):
-                self.stop_reason = "idle"
-                self.log.info("agent_idle_exit", idle_exit_s=opts.idle_exit)
+                self._idle_exit()
                 break
             self.backfill.maybe_start(force=False)
-            wake_at = self._next_rescan
-            if opts.idle_exit is not None:
-                wake_at = min(wake_at, self._last_activity + opts.idle_exit)
-            await self._sleep(wake_at - now)
+            await self._sleep(min(self._next_rescan, self._next_config_check, self._idle_at())
+                              - now)
 
     def _idle(self, now: float) -> bool:
-        """An autostarted agent with nothing to do for `idle_exit` seconds."""
+        """No request served and no file moved for `idle_exit` seconds (pending files or not:
+        they stay pending for the next command, agent or cron `sync`)."""
+        return now >= self._idle_at() and not self.backfill.running()
+
+    def _idle_at(self) -> float:
         idle_exit = self.options.idle_exit
-        if idle_exit is None or now - self._last_activity < idle_exit:
-            return False
-        if self.backfill.running():
-            return False
+        return float("inf") if idle_exit is None else self._last_activity + idle_exit
+
+    def _idle_exit(self) -> None:
+        self.stop_reason = "idle"
         try:
-            return not self.store.has_pending()
+            pending = self.store.has_pending()
         except OSError:
-            return False
+            pending = None
+        self.log.info("agent_idle_exit", idle_exit_s=self.options.idle_exit,
+                      left_pending=pending)
 
     def _store_removed(self) -> bool:
         try:
@@ -487,6 +516,62 @@ class Watcher:
                          failures=self._backoff.failures, retry_in_s=round(delay, 3))
         await self._close_link()
 
+    # ====================================================================== configuration ===
+    def follow_config(self) -> bool:
+        """Has the configuration's content changed on disk since it was read? (thread-safe:
+        the loop calls it about once a second, the agent's request threads when a command
+        brings another digest of the same document.) An autostarted agent then hands over (it
+        stops); a hand-started one takes the new document at once (`config`, `identity`) and
+        reopens its links between rounds. A document that does not load is logged once and the
+        one in use is kept."""
+        with self._following:
+            mark = identity.signature(self.config)
+            if mark == self._config_mark or mark == self._config_rejected:
+                return False
+            from sync import config as config_mod
+            try:
+                fresh = config_mod.load(self.config.source)
+                if fresh.logger is None:
+                    raise config_mod.ConfigInvalid(self.config.source, [
+                        "no ailogger_client section: the watcher has nothing to forward to"])
+            except config_mod.ConfigInvalid as exc:
+                self._config_rejected = mark
+                self.log.warning("config_invalid_kept", problems=exc.problems,
+                                 reason="the configuration in use is kept until the document "
+                                        "validates again")
+                return False
+            self._config_rejected = None
+            self._config_mark = identity.signature(fresh)
+            if identity.digest(fresh) == self.identity["digest"]:
+                return False  # touched, not changed
+            if self.options.autostarted:
+                self.log.info("config_changed", action="handover",
+                              digest=identity.digest(fresh)[:12])
+                self.request_stop("configuration changed on disk")
+                return True
+            self.config = fresh
+            self.backfill.config = fresh
+            self.identity = identity.of(self.path, fresh)
+            self._links_stale = True
+            self.log.info("config_reloaded", config=self.config.source,
+                          digest=self.identity["digest"][:12])
+            if self._loop is not None:
+                self._loop.call_soon_threadsafe(self._wake_up)
+            return True
+
+    async def _reopen_links(self) -> None:
+        """After a reload (on the loop, between rounds): links made with the old document are
+        closed, and a backoff earned with it is forgotten: the next round tries at once."""
+        self._links_stale = False
+        await self._close_link()
+        from sync import resident_links
+        pool = resident_links.active()
+        if pool is not None:
+            await asyncio.to_thread(pool.keep_only, self.config)
+        self._backoff.reset()
+        self._retry_at = None
+        self._next_rescan = time.monotonic()
+
     # ======================================================================= logger link ===
     async def ensure_link(self):
         if self._link is None:
@@ -528,6 +613,8 @@ class Watcher:
                 0.0, self._last_activity + idle_exit - time.monotonic()))
         return {"socket": server.path, "autostarted": self.options.autostarted,
                 "idle_exit_s": idle_exit, "idle_deadline": deadline,
+                "config": self.identity["config"], "config_digest": self.identity["digest"],
+                "version": self.identity["version"],
                 "requests": server.requests, "refused_peers": server.refused_peers}
 
     def _publish_soon(self) -> None:

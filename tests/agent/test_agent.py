@@ -404,11 +404,12 @@ def test_a_long_project_path_puts_the_socket_in_a_private_directory(agent_projec
 
 def test_the_agent_serves_only_read_side_commands_of_its_own_store(agent_projects, fleet,
                                                                    tmp_path):
-    from sync import agent_socket
+    from sync import agent_socket, config, identity as identity_of
     project = agent_projects(str(fleet.config_path))
-    info = started_agent(project)
-    identity = {"protocol": agent_socket.PROTOCOL, "store": project.store,
-                "config": project.config}
+    watcher = project.popen("sync", "--watch")  # by hand: it declines, never hands over
+    info = wait_serving(project)
+    identity = {"protocol": agent_socket.PROTOCOL,
+                **identity_of.of(project.store, config.load(project.config))}
 
     def ask(message: dict) -> dict:
         sock = agent_socket.connect(info["socket"], 30)
@@ -426,11 +427,21 @@ def test_the_agent_serves_only_read_side_commands_of_its_own_store(agent_project
         assert answer["ok"] is False, (argv, answer)
     other = ask({**identity, "store": str(tmp_path), "op": "run", "argv": ["sessions"]})
     assert other["ok"] is False and other["mismatch"] is True
+    assert other["differs"] == ["store"] and other["handover"] is False
     elsewhere = ask({**identity, "config": str(tmp_path / "other.json"), "op": "run",
                      "argv": ["sessions"]})
     assert elsewhere["ok"] is False and elsewhere["mismatch"] is True
+    assert elsewhere["differs"] == ["config"] and elsewhere["handover"] is False
+    for field, value in (("digest", "0" * 32), ("version", "0.0.1")):
+        other_content = ask({**identity, field: value, "op": "run", "argv": ["sessions"]})
+        assert other_content["mismatch"] is True and other_content["differs"] == [field]
+    older = ask({**identity, "protocol": 1, "op": "run", "argv": ["sessions"]})
+    assert older["ok"] is False and older["mismatch"] is True
     bad = ask({**identity, "op": "deliver", "session_id": "../x", "name": "n", "wait": 1})
-    assert bad["ok"] is False
+    assert bad["ok"] is False and "mismatch" not in bad
+    assert status(project)["pid"] == info["pid"]  # declining never stops a hand-started agent
+    watcher.send_signal(signal.SIGTERM)
+    assert watcher.wait(timeout=60) == 0
 
 
 def test_the_first_write_leaves_its_vector_to_the_agent_it_starts(agent_projects, fleet,
