@@ -207,15 +207,8 @@ class SyncEngine:
                 self._hold(file, item.message_id, barrier, report,
                            vectors.get(item.message_id))
                 continue
-            held = self.state.refused_within(item.message_id, self.limits.refused_holdoff)
-            if held is not None:
+            if self._held_back(file, item.message_id, report) is not None:
                 blocked.add(item.message_id)
-                report.record(file.name, Outcome(Outcome.REFUSED, code=held.get("code"),
-                                                 statement=held.get("statement")))
-                report.failed.append({"message_id": item.message_id, "file": file.relpath,
-                                      "code": held.get("code"), "statement": held.get("statement"),
-                                      "refusals": held.get("count"), "held_until_retry": True,
-                                      "quarantine_after": self.limits.quarantine_after})
                 continue
             waits_for = sorted(item.targets & blocked)
             if waits_for:
@@ -320,6 +313,22 @@ class SyncEngine:
                                else "event_id": item_id, "file": file.relpath,
                                "waits_for": [barrier.event_id], "reason": barrier.reason()})
 
+    def _held_back(self, file: StoredFile, item_id: str,
+                   report: SessionReport) -> dict[str, Any] | None:
+        """An item refused less than `refused_holdoff` seconds ago is not sent again yet (see
+        Limits): reported as refused, with its last refusal (returned), else None."""
+        held = self.state.refused_within(item_id, self.limits.refused_holdoff)
+        if held is None:
+            return None
+        report.record(file.name, Outcome(Outcome.REFUSED, code=held.get("code"),
+                                         statement=held.get("statement")))
+        report.failed.append({"message_id" if file.name.endswith(names.MESSAGE_EXT)
+                              else "event_id": item_id, "file": file.relpath,
+                              "code": held.get("code"), "statement": held.get("statement"),
+                              "refusals": held.get("count"), "held_until_retry": True,
+                              "quarantine_after": self.limits.quarantine_after})
+        return held
+
     def _load_message(self, file: StoredFile, report: SessionReport) -> _Item | None:
         """Decode a pending `.msg`; an unreadable one is set aside at once (never a crash loop)."""
         try:
@@ -357,14 +366,8 @@ class SyncEngine:
                 self._quarantine(file, None, {"reason": "unreadable", "detail": str(exc)},
                                  report)
                 return None
-        held = self.state.refused_within(file.item_id, self.limits.refused_holdoff)
-        if held is not None:  # refused moments ago: not sent again yet (see Limits)
-            report.record(file.name, Outcome(Outcome.REFUSED, code=held.get("code"),
-                                             statement=held.get("statement")))
-            report.failed.append({"event_id": file.item_id, "file": file.relpath,
-                                  "code": held.get("code"), "statement": held.get("statement"),
-                                  "refusals": held.get("count"), "held_until_retry": True,
-                                  "quarantine_after": self.limits.quarantine_after})
+        held = self._held_back(file, file.item_id, report)
+        if held is not None:
             if event.event != "open":
                 return None
             return _Barrier(event, file.name, file.relpath, held.get("code"),

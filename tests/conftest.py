@@ -13,6 +13,7 @@ fleet_factory      fleet_factory(embed_model="hash-1024", faults=None, logger_po
 unique_session_id  a fresh, valid session id per test.
 synced_project     a scratch git project (tests/amtest.Project) configured for the shared fleet.
 offline_config     a configuration path whose logger and embedder listen nowhere.
+small_disk         a 1 MiB tmpfs mounted for the test (skipped where mounting is not allowed).
 
 At the end of the run no agent (`sync --watch`) of any test project may be left running: the
 fixtures that start them stop them, and `no_agent_left` fails the run (after killing them)
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import uuid
 
 import pytest
@@ -89,3 +91,18 @@ def offline_config(tmp_path):
     path = tmp_path / "offline.json"
     path.write_text(json.dumps(offline_document()))
     return str(path)
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 1 MiB tmpfs, to fill up: a full disk is real, not simulated."""
+    mount_point = tmp_path / "small"
+    mount_point.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount_point)],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    try:
+        yield mount_point
+    finally:
+        subprocess.run(["umount", "-l", str(mount_point)], check=False)

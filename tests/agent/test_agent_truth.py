@@ -13,8 +13,6 @@ import sys
 import textwrap
 import time
 
-import pytest
-
 from agentutil import agent_log, agent_pids, status, stop_agents, wait_serving
 from amtest import make_project, message_args, open_args, wait_for
 from fleetutil import closed_port, read_all
@@ -275,20 +273,6 @@ def test_a_project_reached_through_a_symlink_reaches_its_agent(agent_projects, f
     assert status(project)["requests"] >= 2
     stopped = project.cli(*via, "agent", "stop", cwd=str(elsewhere))
     assert stopped.data["stopped"] is True and not agent_pids(project)
-
-
-@pytest.fixture
-def small_disk(tmp_path):
-    mount_point = tmp_path / "small"
-    mount_point.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount_point)],
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
-    try:
-        yield mount_point
-    finally:
-        subprocess.run(["umount", "-l", str(mount_point)], check=False)
 
 
 def test_the_agents_log_resumes_after_a_full_disk(small_disk, fleet):

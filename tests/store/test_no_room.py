@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-
-import pytest
 
 from amtest import make_project, message_args, open_args
 
@@ -16,20 +13,6 @@ def final_and_temporary(store: str, sid: str) -> tuple[list[str], list[str]]:
     names = os.listdir(os.path.join(store, sid))
     return ([n for n in names if n.endswith((".msg", ".ses"))],
             [n for n in names if n.startswith(".tmp-")])
-
-
-@pytest.fixture
-def small_disk(tmp_path):
-    mount_point = tmp_path / "small"
-    mount_point.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount_point)],
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
-    try:
-        yield mount_point
-    finally:
-        subprocess.run(["umount", "-l", str(mount_point)], check=False)
 
 
 def test_a_full_disk_is_exit_8_with_nothing_half_written(small_disk, unique_session_id):
