@@ -28,6 +28,11 @@ def _parser() -> argparse.ArgumentParser:
                     help="run embedding-service 2.0.0 (all-MiniLM-L6-v2) as the embedder "
                          "instead of the stand-in (needs `make install-real-embedder`)")
     up.add_argument("--timeout", type=float, default=60.0)
+    up.add_argument("--tls", choices=("https", "mtls"), default=None,
+                    help="serve TLS with certificates made for this fleet (DATA/tls/); mtls "
+                         "also requires a client certificate of its CA (default: plain http)")
+    up.add_argument("--token", default=None,
+                    help="every call must carry this token (header X-API-Key)")
     faults = up.add_argument_group("fault switches (also settable at run time: "
                                    "ops.fleet.control)")
     faults.add_argument("--refuse-pattern", default=None,
@@ -58,7 +63,8 @@ def main(argv: list[str] | None = None) -> int:
                        "embedder": {"delay": args.embed_delay, "drop": args.embed_drop}}
             result, code = launcher.start(args.data, args.logger_port, args.embed_port,
                                           args.embed_model, initial, args.timeout,
-                                          real_embedder=args.real_embedder), 0
+                                          real_embedder=args.real_embedder,
+                                          protocol=args.tls or "http", token=args.token), 0
         elif args.command == "down":
             result, code = launcher.stop(args.data, args.grace), 0
         else:

@@ -15,12 +15,13 @@ from typing import Any
 
 
 def document(logger_port: int, embed_port: int, model: str, dimension: int,
-             timeout: float = 10) -> dict[str, Any]:
-    def section(port: int) -> dict[str, Any]:
-        return {"protocol": "http", "server": {"host": "127.0.0.1", "port": port},
-                "client": {"timeout": timeout}}
-
-    return {"ailogger_client": section(logger_port), "embedding_client": section(embed_port),
+             timeout: float = 10, secured: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The document for a fleet on these ports; over TLS, with the client certificate and the
+    token, when the fleet's security (ops.fleet.security) asks for them."""
+    from ops.fleet import security
+    secured = secured or {"protocol": "http"}
+    return {"ailogger_client": security.client_section(secured, logger_port, timeout),
+            "embedding_client": security.client_section(secured, embed_port, timeout),
             "embedding_model": {"model": model, "dimension": dimension}}
 
 

@@ -19,8 +19,11 @@ class Fleet:
     def __init__(self, data: Path, embed_model: str = launcher.DEFAULT_MODEL,
                  logger_port: int = 0, embedder_port: int = 0,
                  faults: dict[str, dict[str, Any]] | None = None,
-                 owner_pid: int | None = None, real_embedder: bool = False) -> None:
+                 owner_pid: int | None = None, real_embedder: bool = False,
+                 protocol: str = "http", token: str | None = None) -> None:
         self.owner_pid = owner_pid
+        self.protocol = protocol
+        self.token = token
         self.real_embedder = real_embedder
         if real_embedder:
             embed_model = "all-MiniLM-L6-v2"
@@ -39,7 +42,7 @@ class Fleet:
     def start(self, timeout: float = 60.0) -> "Fleet":
         started = launcher.start(self.data_dir, self.logger_port, self.embedder_port,
                                  self.embedding_model, self.initial_faults, timeout,
-                                 self.owner_pid, self.real_embedder)
+                                 self.owner_pid, self.real_embedder, self.protocol, self.token)
         self.logger_port = started["logger"]["port"]
         self.logger_pid = started["logger"]["pid"]
         self.embedder_port = started["embedder"]["port"]
@@ -62,13 +65,19 @@ class Fleet:
         return launcher.status(self.data_dir)
 
     # --- client construction, as agent-memory does it -------------------------------------------
+    @property
+    def security(self) -> dict[str, Any]:
+        """How this fleet is reached (ops.fleet.security): protocol, token, certificate files."""
+        from ops.fleet import security
+        return security.read(self.data_dir)
+
     def logger_section(self, timeout: float = 10) -> dict[str, Any]:
-        return {"protocol": "http", "server": {"host": "127.0.0.1", "port": self.logger_port},
-                "client": {"timeout": timeout}}
+        from ops.fleet import security
+        return security.client_section(self.security, self.logger_port, timeout)
 
     def embedding_kwargs(self, timeout: float = 10) -> dict[str, Any]:
-        return {"protocol": "http", "host": "127.0.0.1", "port": self.embedder_port,
-                "timeout": timeout}
+        from ops.fleet import security
+        return security.embed_kwargs(self.security, self.embedder_port, timeout)
 
     def logger_client(self, timeout: float = 10):
         from ailogger_client import AiLoggerClient

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ops.fleet import configdoc, faults, layout, procs
+from ops.fleet import configdoc, faults, layout, procs, security
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_MODEL = "hash-1024"
@@ -52,9 +52,14 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def answers(port: int, timeout: float = 2.0) -> bool:
-    """GET /health on 127.0.0.1:port answers 200 (both services have the framework's route)."""
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+def answers(port: int, timeout: float = 2.0, secured: dict[str, Any] | None = None) -> bool:
+    """GET /health on 127.0.0.1:port answers 200 (both services have the framework's route);
+    over TLS, with the client certificate for mtls, when the fleet's security says so."""
+    context = security.client_context(secured or {})
+    if context is not None:
+        conn = http.client.HTTPSConnection("127.0.0.1", port, timeout=timeout, context=context)
+    else:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:
         conn.request("GET", "/health")
         return conn.getresponse().status == 200
@@ -87,9 +92,13 @@ def _spawn(data: Path, service: str, args: list[str], env: dict[str, str],
 def start(data: Path, logger_port: int = 0, embed_port: int = 0,
           embed_model: str = DEFAULT_MODEL, initial_faults: dict | None = None,
           timeout: float = 60.0, owner_pid: int | None = None,
-          real_embedder: bool = False) -> dict[str, Any]:
+          real_embedder: bool = False, protocol: str = "http",
+          token: str | None = None) -> dict[str, Any]:
     """Start both services; return {"logger": {port, pid}, "embedder": {port, pid}, "config"}.
 
+    `protocol` "https" or "mtls" serves TLS with certificates made for this fleet (in
+    DATA/tls/), "mtls" requiring a client certificate of its CA; `token` makes every call need
+    it (ops.fleet.security). A restart on the same data keeps them.
     With `owner_pid`, the services stop by themselves once that process is gone (a test run
     killed before its teardown must not leave a fleet behind). With `real_embedder`, the
     embedder is embedding-service 2.0.0 (ops.fleet.real_embedder) serving all-MiniLM-L6-v2; its
@@ -97,6 +106,8 @@ def start(data: Path, logger_port: int = 0, embed_port: int = 0,
     data = Path(data).resolve()
     if real_embedder:
         from ops.fleet import real_embedder as real
+        if protocol != "http" or token:
+            raise FleetError("the real embedder is served over plain http without a token only")
         reason = real.unavailable_reason()
         if reason:
             raise FleetError(reason)
@@ -109,6 +120,10 @@ def start(data: Path, logger_port: int = 0, embed_port: int = 0,
     if previous and any(procs.alive(previous[s]["pid"]) for s in layout.SERVICES):
         raise FleetError(f"a fleet is already running in {data} (run `down` first)")
     faults.reset(layout.faults_path(data), initial_faults)
+    secured = security.read(data) if security.path(data).exists() and previous else None
+    if secured is None or (secured.get("protocol"), secured.get("token")) != (protocol, token):
+        secured = security.make(data, protocol, token)
+        security.write(data, secured)
     for service in layout.SERVICES:
         layout.ready_path(data, service).unlink(missing_ok=True)
 
@@ -128,15 +143,17 @@ def start(data: Path, logger_port: int = 0, embed_port: int = 0,
                                           embed_model], env),
     }
     try:
-        ready = _wait_ready(data, children, timeout)
+        ready = _wait_ready(data, children, timeout, secured)
     except BaseException:
         for child in children.values():
             procs.stop_group(child.pid, grace=2.0)
         raise
     config = configdoc.write(layout.config_path(data), configdoc.document(
-        ready["logger"]["port"], ready["embedder"]["port"], embed_model, dimension))
+        ready["logger"]["port"], ready["embedder"]["port"], embed_model, dimension,
+        secured=secured))
     state = {**ready, "config": str(config), "embedding_model": embed_model,
-             "dimension": dimension, "data": str(data), "real_embedder": real_embedder}
+             "dimension": dimension, "data": str(data), "real_embedder": real_embedder,
+             "protocol": protocol, "token": bool(token)}
     tmp = layout.state_path(data).with_suffix(".tmp")
     tmp.write_text(json.dumps(state, indent=2))
     os.replace(tmp, layout.state_path(data))
@@ -144,7 +161,7 @@ def start(data: Path, logger_port: int = 0, embed_port: int = 0,
 
 
 def _wait_ready(data: Path, children: dict[str, subprocess.Popen],
-                timeout: float) -> dict[str, dict]:
+                timeout: float, secured: dict[str, Any]) -> dict[str, dict]:
     deadline = time.monotonic() + timeout
     ready: dict[str, dict] = {}
     current = faults.read_all(layout.faults_path(data))
@@ -162,7 +179,7 @@ def _wait_ready(data: Path, children: dict[str, subprocess.Popen],
             port = announced["port"]
             reachable = not (current[service]["down"] or current[service]["drop"]
                              or current[service]["delay"])
-            if reachable and not answers(port):
+            if reachable and not answers(port, secured=secured):
                 continue
             ready[service] = {"port": port, "pid": child.pid}
         if len(ready) < len(children):
@@ -188,9 +205,12 @@ def status(data: Path) -> dict[str, Any]:
     state = read_state(data)
     if state is None:
         return {"logger": None, "embedder": None, "config": None}
-    out: dict[str, Any] = {"config": state.get("config")}
+    secured = security.read(data)
+    out: dict[str, Any] = {"config": state.get("config"),
+                           "protocol": secured.get("protocol", "http"),
+                           "token": bool(secured.get("token"))}
     for service in layout.SERVICES:
         port, pid = state[service]["port"], state[service]["pid"]
         out[service] = {"port": port, "pid": pid, "running": procs.alive(pid),
-                        "answers": answers(port)}
+                        "answers": answers(port, secured=secured)}
     return out

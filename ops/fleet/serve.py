@@ -1,7 +1,8 @@
 """Run one service process: the framework app on a private socket, the gate on the public port.
 
 Shared by the logger and the embedder so both start, announce readiness and stop the same way:
-the app is served by hypercorn on a private loopback socket; every HTTP request first waits the
+the app is served by hypercorn on a private loopback socket, over TLS when the fleet's security
+says so (ops.fleet.security); every HTTP request first waits the
 `delay` switch; the gate (ops.fleet.gate) owns the public port and implements `drop`/`down`.
 Readiness is announced by writing `<service>.ready` ({"port", "pid"}) in the data directory once
 the app answers on its private socket, which is what `ops.fleet up` waits for.
@@ -18,7 +19,7 @@ import socket
 from pathlib import Path
 from typing import Any, Callable
 
-from ops.fleet import layout
+from ops.fleet import layout, security
 from ops.fleet.delivery import with_lean_delivery
 from ops.fleet.faults import FaultReader, Faults
 from ops.fleet.gate import Gate
@@ -37,10 +38,13 @@ def with_delay(app: Any, faults: Callable[[], Faults]) -> Any:
     return delayed
 
 
-async def _answers(port: int, path: str = "/health", timeout: float = 2.0) -> bool:
-    """One plain HTTP GET on loopback; True on a 200 answer."""
+async def _answers(port: int, path: str = "/health", timeout: float = 2.0,
+                   context: Any = None) -> bool:
+    """One HTTP GET on loopback (over TLS with `context`); True on a 200 answer."""
     try:
-        reader, writer = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", port), timeout)
+        reader, writer = await asyncio.wait_for(asyncio.open_connection(
+            "127.0.0.1", port, ssl=context,
+            server_hostname="127.0.0.1" if context is not None else None), timeout)
     except (OSError, asyncio.TimeoutError):
         return False
     try:
@@ -62,12 +66,14 @@ def write_ready(data: Path, service: str, port: int) -> None:
 
 
 def base_app_config(port: int, queue: bool) -> dict[str, Any]:
-    """The adapter configuration both services share (plain http on loopback, no registration)."""
+    """The adapter configuration both services share (loopback, no registration; the token of
+    the fleet's security, when it has one: ops.fleet.security)."""
     config: dict[str, Any] = {
         "server": {"host": "127.0.0.1", "port": port, "protocol": "http", "debug": False,
                    "log_level": "WARNING"},
         "registration": {"enabled": False},
         "queue_manager": {"enabled": False},
+        **security.app_auth(security.read(layout.data_dir_from_env())),
     }
     if queue:
         config["queue_manager"] = {
@@ -106,6 +112,7 @@ async def serve(service: str, data: Path, port: int, build_app: Callable[[int], 
     logging.getLogger().setLevel(logging.WARNING)
     data = Path(data)
     reader = FaultReader(layout.faults_path(data), service)
+    secured = security.read(data)
 
     private = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     private.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -123,6 +130,8 @@ async def serve(service: str, data: Path, port: int, build_app: Callable[[int], 
     cfg.accesslog = None
     cfg.keep_alive_timeout = 75
     cfg.graceful_timeout = 2
+    security.serve_tls(cfg, secured)
+    context = security.client_context(secured)
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -132,7 +141,7 @@ async def serve(service: str, data: Path, port: int, build_app: Callable[[int], 
     server = asyncio.create_task(hypercorn.asyncio.serve(app, cfg, shutdown_trigger=stop.wait))
     tasks: list[asyncio.Task] = []
     try:
-        while not await _answers(private_port, timeout=5.0):
+        while not await _answers(private_port, timeout=5.0, context=context):
             if server.done():
                 server.result()  # raise the reason it stopped
                 raise RuntimeError(f"{service}: server stopped before answering")

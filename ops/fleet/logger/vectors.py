@@ -62,9 +62,10 @@ class Vectorizer:
         if self._client is None or self._client_port != port:
             from embed_client import EmbeddingClient
 
+            from ops.fleet import security
             await self._drop_client()
-            self._client = EmbeddingClient(protocol="http", host="127.0.0.1", port=port,
-                                           timeout=5.0)
+            self._client = EmbeddingClient(**security.embed_kwargs(security.read(self.data),
+                                                                   port, 5.0))
             self._client_port = port
         return self._client
 
