@@ -131,19 +131,10 @@ class AgentService:
         if isinstance(params.get("dialogue_kind"), list):  # JSON has no tuple
             params["dialogue_kind"] = tuple(params["dialogue_kind"])
         from sync import runner
-        from sync.failures import Failed, Refused, Unreachable
         try:
             return {"ok": True, "result": runner.direct(self.watcher.config, command, **params)}
-        except Unreachable as exc:
-            failure = {"kind": "unreachable", "message": str(exc)}
-        except Refused as exc:
-            failure = {"kind": "refused", "code": exc.code, "statement": exc.statement}
-        except Failed as exc:
-            failure = {"kind": "failed", "message": str(exc)}
         except Exception as exc:  # noqa: BLE001 - the call may have been made: never repeat it
-            from sync.failures import describe
-            failure = {"kind": "failed", "message": describe(exc)}
-        return {"ok": True, "failure": failure}
+            return {"ok": True, "failure": delivery.failure_as_dict(exc)}
 
     def _run(self, request: dict[str, Any]) -> dict[str, Any]:
         argv = request.get("argv")

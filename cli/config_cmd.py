@@ -1,5 +1,11 @@
 """`config generate` writes a document (0600); `config validate` checks one and shows it
-with secrets redacted."""
+with secrets redacted.
+
+`validate` checks more than every command's loading does: the certificate files it names
+(readable, a certificate, a key that matches the client certificate, within their validity
+period) are problems (exit 6) when wrong, and warnings when merely worrying (expiring within 14
+days, a key others may read). Loading does not refuse an expired certificate: a write must
+still land in the outbox, and the logger's refusal is then reported as a credentials problem."""
 
 from __future__ import annotations
 
@@ -14,14 +20,15 @@ from sync import config as config_mod
 
 
 def _section(protocol: str, host: str, port: int | None, ssl: dict[str, str],
-             token: str | None) -> dict[str, Any]:
+             token: str | None, check_hostname: bool) -> dict[str, Any]:
     section: dict[str, Any] = {
         "protocol": protocol,
         "server": {"host": host, "port": port or (8080 if protocol == "http" else 8443)},
         "client": {"timeout": 10},
     }
-    if ssl:
-        section["ssl"] = {**ssl, "check_hostname": False}
+    if ssl or protocol != "http":
+        # top-level `ssl`: where both fleet clients read check_hostname
+        section["ssl"] = {**ssl, "check_hostname": check_hostname}
     if token:
         section["auth"] = {"token": token, "token_header": "X-API-Key"}
     return section
@@ -38,9 +45,11 @@ def generate(args) -> dict[str, Any]:
                               ("ca", args.logger_ca)) if value}
     protocol = args.protocol or ("mtls" if ssl else "http")
     document = {
-        "ailogger_client": _section(protocol, args.logger_host, args.logger_port, ssl, args.token),
+        "ailogger_client": _section(protocol, args.logger_host, args.logger_port, ssl,
+                                    args.token, args.check_hostname),
         # One fleet, one client identity: the embedder gets the same protocol and material.
-        "embedding_client": _section(protocol, args.embed_host, args.embed_port, ssl, args.token),
+        "embedding_client": _section(protocol, args.embed_host, args.embed_port, ssl,
+                                     args.token, args.check_hostname),
         "embedding_model": {
             "model": args.embed_model or config_mod.DEFAULT_EMBEDDING_MODEL["model"],
             "dimension": args.embed_dimension or config_mod.DEFAULT_EMBEDDING_MODEL["dimension"],
@@ -69,9 +78,21 @@ def generate(args) -> dict[str, Any]:
 
 
 def validate(ctx: Context) -> dict[str, Any]:
+    from sync.credentials import file_problems
     config = ctx.config
+    problems: list[str] = []
+    warnings = list(config.warnings)
+    for name in ("ailogger_client", "embedding_client"):
+        section = config.document.get(name)
+        if isinstance(section, dict):
+            found, warned = file_problems(name, section, config.resolve_path)
+            problems += found
+            warnings += warned
+    if problems:
+        raise ConfigInvalidError(f"{config.source}: " + "; ".join(problems), problems=problems,
+                                 warnings=warnings)
     return {"valid": True, "source": config.source,
-            "file_store_only": config.logger is None, "warnings": list(config.warnings),
+            "file_store_only": config.logger is None, "warnings": warnings,
             "config": config_mod.redacted_view(config)}
 
 

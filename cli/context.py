@@ -18,6 +18,7 @@ class Context:
         self.args = args
         self.store_mode: str = args.store
         self._store: Store | None = None
+        self.warnings: list[dict] = []  # said in the answer (cli.fleet_errors.warn)
 
     @cached_property
     def project_root(self) -> str:

@@ -34,13 +34,16 @@ def _progress():
 def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
     if args.batch < 1:
         raise UsageError("--batch must be at least 1")
-    from sync.failures import Failed, Refused, Unreachable
+    from sync.failures import Credentials, Failed, Refused, Unreachable
     from sync.logger_link import INTERACTIVE
     from sync.vectors import backfill
     store = ctx.store()
     try:
         report = backfill(store, ctx.config, progress=_progress(), batch=args.batch,
                           policy=INTERACTIVE)
+    except Credentials as exc:
+        from cli import fleet_errors
+        fleet_errors.raise_for(exc, service="embedder")
     except Unreachable as exc:
         raise EmbeddingUnavailableError(f"embedder unavailable: {exc}",
                                         **getattr(exc, "report", {})) from None

@@ -54,6 +54,15 @@ class ConfigInvalidError(CliError):
     code = "CONFIG_INVALID"
 
 
+class CredentialsError(CliError):
+    """The logger (or embedder) does not accept this configuration's credentials: a client
+    certificate refused, a server not trusted, a host name mismatch, a token refused. A
+    configuration problem (exit 6), where the command has no fallback."""
+
+    exit_code = CONFIG_INVALID
+    code = "CREDENTIALS_REJECTED"
+
+
 class NoRoomError(CliError):
     """No room for one more file: the disk (or quota) is full, or the outbox cap is reached.
     Nothing was written: a file is created whole or not at all."""

@@ -5,9 +5,11 @@ agent (see cli.agent_client) forwards it and says what became of it; with no age
 `--no-agent`) this session's pending files are forwarded inline through the sync engine. Either
 way the outcome is one `sync.delivery.Delivery`, and `answer()` below is the only place that
 turns it into the command's answer: confirmed, the logger's answer (`"store": "logger"`); not
-delivered yet (logger unreachable, another process forwarding the store), the file stays pending
-(`"store": "file"`, exit 0) and `sync` or the agent delivers it; refused, exit 1 with the
-logger's code, the file stays pending (and is quarantined after repeated refusals).
+delivered yet (logger unreachable, its credentials refused, the logger failing, another process
+forwarding the store), the file stays pending (`"store": "file"`, exit 0, the reason said: a
+durable message is never answered in a way that invites writing it again) and `sync` or the
+agent delivers it; refused (the logger refused the message itself), exit 1 with the logger's
+code, the file stays pending (and is quarantined after repeated refusals).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ if TYPE_CHECKING:
     from typing import Any, Callable
 
 from cli.context import Context
-from cli.errors import CliError, LoggerUnreachableError, RefusedError
+from cli.errors import LoggerUnreachableError, RefusedError
 from outbox.store import StoredFile
 from sync.delivery import Delivery
 
@@ -72,9 +74,10 @@ def answer(delivered: Delivery, file: StoredFile,
         return {**file_answer, "forwarded": False, "waits_for": delivered.waits_for,
                 "reason": delivered.reason
                 or "it refers to a message the logger refused; it waits for it"}, "file"
-    if status == "failed":
-        raise CliError(f"the logger failed: {delivered.reason} (kept pending: {file.relpath})",
-                       code="LOGGER_FAILED")
+    if status == "failed":  # the logger failed, not the message: nothing to write again
+        return {**file_answer, "forwarded": False,
+                "reason": f"the logger failed: {delivered.reason}; the file stays pending and "
+                          "is delivered later"}, "file"
     where = "quarantined" if status == "quarantined" else "kept pending"
     raise RefusedError(f"{delivered.statement} ({where}: {file.relpath})",
                        code=delivered.code or "REFUSED")
@@ -83,7 +86,7 @@ def answer(delivered: Delivery, file: StoredFile,
 def direct(ctx: Context, command: str, **params: Any) -> tuple[Any, str]:
     """`--store logger`: the logger or nothing; no outbox file. The agent makes the call when
     one serves (cli.agent_client.call); its answer or failure is reported as if made here."""
-    from cli import agent_client
+    from cli import agent_client, fleet_errors
     from sync.failures import Failed, Refused, Unreachable
     try:
         served = agent_client.call(ctx, command, params)
@@ -97,21 +100,8 @@ def direct(ctx: Context, command: str, **params: Any) -> tuple[Any, str]:
             return runner.direct(ctx.config, command, **params), "logger"
         if "result" in served:
             return served["result"], "logger"
-        raise _failure(served["failure"])
-    except Unreachable as exc:
-        raise LoggerUnreachableError(f"logger unreachable: {exc}") from None
-    except Refused as exc:
-        raise RefusedError(exc.statement, code=exc.code) from None
-    except Failed as exc:
-        raise CliError(f"the logger failed: {exc}", code="LOGGER_FAILED") from None
-
-
-def _failure(failure: dict[str, Any]) -> Exception:
-    """The failure the agent's call met, as the exception the call would have raised here."""
-    from sync.failures import Failed, Refused, Unreachable
-    kind = failure.get("kind")
-    if kind == "refused":
-        return Refused(failure.get("code"), str(failure.get("statement") or "refused"))
-    if kind == "unreachable":
-        return Unreachable(str(failure.get("message") or "unreachable"))
-    return Failed(str(failure.get("message") or "failed"))
+        from sync import delivery
+        raise delivery.failure_from_dict(served["failure"])
+    except (Unreachable, Refused, Failed) as exc:
+        fleet_errors.raise_for(exc, refusal=lambda code, statement: RefusedError(
+            statement, code=code))

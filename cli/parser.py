@@ -315,11 +315,15 @@ def _config(config: Parser) -> None:
     gen.add_argument("--logger-cert", metavar="F")
     gen.add_argument("--logger-key", metavar="F")
     gen.add_argument("--logger-ca", metavar="F")
+    gen.add_argument("--check-hostname", action="store_true",
+                     help="check that the server's certificate is for the host connected to "
+                          "(ssl.check_hostname true; default: any certificate of the CA)")
     gen.add_argument("--token", metavar="T")
     gen.add_argument("--embed-model", metavar="M", help="default BAAI/bge-m3")
     gen.add_argument("--embed-dimension", type=int, metavar="N", help="default 1024")
     gen.add_argument("--force", action="store_true", help="replace an existing file")
-    command(config_sub, "validate", "check the configuration and print it, secrets redacted")
+    command(config_sub, "validate", "check the configuration and its certificate files (exit "
+                                    "6 when unusable) and print it, secrets redacted")
 
 
 def _store(store: Parser) -> None:

@@ -87,20 +87,20 @@ OUTBOX_CONTINUATION = "outbox:"
 
 
 def _logger(ctx: Context, command: str, **params: Any):
-    """The logger's answer data, or None when it is unreachable in auto mode."""
-    from cli.errors import CliError, LoggerUnreachableError, from_refusal
+    """The logger's answer data, or None when it is unreachable (or refuses this
+    configuration's credentials) in auto mode."""
+    from cli import fleet_errors
     from sync import runner
     from sync.failures import Failed, Refused, Unreachable
     try:
         return runner.direct(ctx.config, command, **params)
     except Unreachable as exc:
         if ctx.store_mode == "logger":
-            raise LoggerUnreachableError(f"logger unreachable: {exc}") from None
+            fleet_errors.raise_for(exc)
+        fleet_errors.fell_back(ctx, exc)
         return None
-    except Refused as exc:
-        raise from_refusal(exc.code, exc.statement) from None
-    except Failed as exc:
-        raise CliError(f"the logger failed: {exc}", code="LOGGER_FAILED") from None
+    except (Refused, Failed) as exc:
+        fleet_errors.raise_for(exc)
 
 
 def _local_store(ctx: Context):
@@ -228,4 +228,5 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
         if answer is not None:
             return answer
     handler = {"read": read, "get": get, "sessions": sessions}[args.command]
-    return handler(ctx, args), "file"
+    from cli.fleet_errors import warn
+    return warn(ctx, handler(ctx, args)), "file"

@@ -18,7 +18,7 @@ from typing import Any
 from cli import inputs
 from cli.context import Context
 from cli.embed_cmd import EmbeddingUnavailableError
-from cli.errors import (CliError, LoggerUnreachableError, RefusedError, StoreUnavailableError,
+from cli.errors import (CliError, RefusedError, StoreUnavailableError,
                         UsageError, from_refusal)
 from outbox import contract
 
@@ -184,18 +184,19 @@ def local_working_set(ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
 # --- the logger side, with pending messages merged ---------------------------------------------
 def _logger_call(ctx: Context, command: str, **params: Any):
     """(answer data, None) or (None, Unreachable) for auto mode; refusals raise."""
+    from cli import fleet_errors
     from sync import runner
     from sync.failures import Failed, Refused, Unreachable
     try:
         return runner.direct(ctx.config, command, **params), None
     except Unreachable as exc:
         if ctx.store_mode == "logger":
-            raise LoggerUnreachableError(f"logger unreachable: {exc}") from None
+            fleet_errors.raise_for(exc)
+        fleet_errors.fell_back(ctx, exc)
         return None, exc
-    except Refused as exc:
-        raise RefusedError(exc.statement, code=exc.code) from None
-    except Failed as exc:
-        raise CliError(f"the logger failed: {exc}", code="LOGGER_FAILED") from None
+    except (Refused, Failed) as exc:
+        fleet_errors.raise_for(exc, refusal=lambda code, statement: RefusedError(
+            statement, code=code))
 
 
 def pending_positions(store, index, session_ids=None):
@@ -380,6 +381,7 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
         if answer is not None:
             return answer
         _progress("logger unreachable; answering from the file store")
+    from cli.fleet_errors import warn
     if args.command == "search":
-        return local_search(ctx, params, ranking), "file"
-    return local_working_set(ctx, params), "file"
+        return warn(ctx, local_search(ctx, params, ranking)), "file"
+    return warn(ctx, local_working_set(ctx, params)), "file"

@@ -6,6 +6,10 @@ pending, quarantined items, messages (pending or imported) without a vector. The
 alive when the sync lock is held by the pid it published (the lock is an flock, freed even by a
 kill -9); its published state comes along, flagged stale when it no longer runs. With
 `--probe`, one request each tells whether the logger and the embedder answer.
+
+Credentials get a section of their own (`credentials`), since retrying never fixes them: the
+certificate files checked offline (expired, not yet valid, a key that does not match, expiring
+within 14 days), and a refusal the watcher last met (or the probe meets), each with what to fix.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import time
 from typing import Any
 
 from cli.context import Context
+from cli.errors import CliError
 
 PROBE_TIMEOUT = 5.0
 
@@ -40,12 +45,14 @@ def _watcher(store_path: str) -> dict[str, Any]:
 async def _probe_logger(config) -> dict[str, Any]:
     if config.logger is None:
         return {"configured": False, "answers": False}
-    from sync.failures import Refused
+    from sync.failures import Credentials, Refused
     from sync.logger_link import LoggerLink, RetryPolicy
     started = time.perf_counter()
     try:
         async with LoggerLink(config, RetryPolicy(attempts=1)) as link:
             await asyncio_wait_for(link.health(), PROBE_TIMEOUT)
+    except Credentials as exc:
+        return _refused_credentials(exc, started)
     except Refused as exc:
         return {"configured": True, "answers": True, "refused": exc.code,
                 "seconds": round(time.perf_counter() - started, 3)}
@@ -59,7 +66,7 @@ async def _probe_logger(config) -> dict[str, Any]:
 async def _probe_embedder(config) -> dict[str, Any]:
     if config.embedder is None:
         return {"configured": False, "answers": False}
-    from sync.failures import Refused
+    from sync.failures import Credentials, Refused
     from sync.logger_link import RetryPolicy
     model = config.embedding_model
     started = time.perf_counter()
@@ -68,6 +75,9 @@ async def _probe_embedder(config) -> dict[str, Any]:
         vectors = await asyncio_wait_for(
             embed_texts(config, ["agent-memory status probe"], timeout=PROBE_TIMEOUT,
                         policy=RetryPolicy(attempts=1)), PROBE_TIMEOUT)
+    except Credentials as exc:
+        return {**_refused_credentials(exc, started), "model": model["model"],
+                "dimension": model["dimension"]}
     except Refused as exc:
         return {"configured": True, "answers": True, "refused": exc.code,
                 "error": exc.statement, "model": model["model"], "dimension": model["dimension"],
@@ -79,6 +89,36 @@ async def _probe_embedder(config) -> dict[str, Any]:
     return {"configured": True, "answers": True, "model": model["model"],
             "dimension": len(vectors[0]) if vectors else model["dimension"],
             "seconds": round(time.perf_counter() - started, 3)}
+
+
+def _refused_credentials(exc, started: float) -> dict[str, Any]:
+    from sync.credentials import FIXES
+    return {"configured": True, "answers": False, "credentials": exc.kind, "error": exc.reason,
+            "fix": FIXES.get(exc.kind), "seconds": round(time.perf_counter() - started, 3)}
+
+
+def credentials_report(config, watcher: dict[str, Any]) -> dict[str, Any] | None:
+    """What is wrong with the credentials, as far as can be told without the network: the
+    certificate files of both sections, and a refusal the watcher met last."""
+    from sync.credentials import file_problems
+    problems: list[str] = []
+    warnings: list[str] = []
+    for name in ("ailogger_client", "embedding_client"):
+        section = config.document.get(name)
+        if isinstance(section, dict):
+            found, warned = file_problems(name, section, config.resolve_path)
+            problems += found
+            warnings += warned
+    report: dict[str, Any] = {}
+    if problems:
+        report["problems"] = problems
+    if warnings:
+        report["warnings"] = warnings
+    last = ((watcher.get("state") or {}).get("last_error") or {})
+    if last.get("kind") == "credentials" and watcher.get("alive"):
+        report["refused"] = {key: last.get(key) for key in
+                             ("at", "credentials", "message", "fix", "retry_in_s")}
+    return report or None
 
 
 async def asyncio_wait_for(awaitable, seconds: float):
@@ -112,6 +152,13 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
     data["watcher"] = _watcher(store.path)
     from cli.agent_cmd import agent_status
     data["agent"] = agent_status(store.path, ctx)
+    try:
+        config = ctx.config
+    except CliError:
+        config = None  # an invalid document: `config validate` says why
+    credentials = credentials_report(config, data["watcher"]) if config is not None else None
+    if credentials is not None:
+        data["credentials"] = credentials
     if args.probe:
         data["probe"] = _probe(ctx.config)
     return data, "file"

@@ -49,7 +49,7 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
         return data, "file"
 
     from sync.engine import Limits
-    from sync.failures import Failed, Refused, Unreachable
+    from sync.failures import Credentials, Failed, Refused, Unreachable
     from sync.log import get_logger
     from sync.runner import LockBusy, run as run_sync
     log = get_logger()
@@ -65,6 +65,9 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
         return {"skipped": True, "holder_pid": exc.holder,
                 "reason": f"another process (pid {exc.holder}) holds the sync lock and "
                           "forwards this store with this configuration"}, "file"
+    except Credentials as exc:
+        from cli import fleet_errors
+        fleet_errors.raise_for(exc)
     except Unreachable as exc:
         raise LoggerUnreachableError(f"logger unreachable: {exc}; pending files stay pending "
                                      "(what was confirmed before is in .imported/)") from None

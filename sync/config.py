@@ -225,7 +225,11 @@ def _client_section(name: str, section: Any, config: Config) -> list[str]:
             else:
                 ssl_files[key] = value
         check = ssl.get("check_hostname")
-        if check is not None and not isinstance(check, bool):
+        if check is not None and where.endswith(".client.ssl"):
+            problems.append(f"{where}.check_hostname is not read there (ailogger-client reads "
+                            f"it from {name}.ssl only, so it would silently be off): move it "
+                            f"to {name}.ssl.check_hostname")
+        elif check is not None and not isinstance(check, bool):
             problems.append(f"{where}.check_hostname must be true or false")
     if protocol == "mtls":
         missing = [k for k in ("cert", "key") if k not in ssl_files]

@@ -79,8 +79,9 @@ def client_kwargs(config: Config, timeout: float | None = None) -> dict[str, Any
     for key in ("cert", "key", "ca"):
         if ssl.get(key):
             kwargs[key] = config.resolve_path(ssl[key])
-    if "check_hostname" in ssl:
-        kwargs["check_hostname"] = bool(ssl["check_hostname"])
+    top = section.get("ssl") or {}
+    if "check_hostname" in top:  # read where ailogger-client reads it: the top-level ssl
+        kwargs["check_hostname"] = bool(top["check_hostname"])
     if auth.get("token"):
         kwargs["token"] = auth["token"]
     if auth.get("token_header"):
@@ -172,6 +173,7 @@ class EmbedderLink:
         self.model: str = config.embedding_model["model"]
         self.dimension: int = int(config.embedding_model["dimension"])
         self._kwargs = client_kwargs(config, timeout)
+        self._config = config
         self._timeout = float(self._kwargs.get("timeout", 30.0))
         self._policy = policy
         self._client = None
@@ -205,9 +207,16 @@ class EmbedderLink:
         or dimension: such vectors are never returned)."""
         if not texts:
             return []
-        async for attempt in (policy or self._policy).retrying():
-            with attempt:
-                answer = await self._once(texts)
+        try:
+            async for attempt in (policy or self._policy).retrying():
+                with attempt:
+                    answer = await self._once(texts)
+        except Unreachable as exc:
+            from sync.credentials import confirm
+            found = await confirm(exc, self._config.embedder, self._config.resolve_path)
+            if found is exc:
+                raise
+            raise found from exc
         return check_answer(answer, self.model, self.dimension, len(texts))
 
     async def embed_each(self, texts: list[str]) -> list[list[float] | TextRefused]:

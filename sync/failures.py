@@ -1,10 +1,16 @@
 """One classification of fleet failures, used by every caller.
 
+Four kinds: **unreachable** (connection refused, timeouts, DNS, a dropped connection: wait and
+retry), **credentials** (a client certificate refused, a server not trusted, a host name
+mismatch, a token refused: a configuration problem that retrying will not fix; sync.credentials
+tells the alert-less refusal of a client certificate apart from an outage), **refused** (the
+service refused this call, with its code) and **failed** (it answered, but not usefully).
+
 With mcp-proxy-adapter 8.11.3 the client does NOT raise ServiceUnreachableError: a refused
 connection, a timeout or a DNS failure reaches us as a bare AiLoggerClientError whose
-`__cause__` is the adapter's ClientError with a `category`. So "unreachable" is decided by
-walking the cause chain. No fleet import here: classes are recognised
-by their attributes, so this module costs nothing to import.
+`__cause__` is the adapter's ClientError with a `category`. So the kind is decided by walking
+the cause chain. No fleet import here: classes are recognised by their attributes, so this
+module costs nothing to import.
 """
 
 from __future__ import annotations
@@ -15,15 +21,47 @@ import asyncio
 TRANSPORT_CATEGORIES = frozenset({
     "dns_resolution", "connection_refused", "connect_timeout", "read_timeout", "transport",
     "retry_exhausted", "orderly_disconnect", "mid_request_disconnect", "stream_disconnect",
+    "tls_handshake",  # a TLS alert in the chain makes it a credentials problem (below)
 })
+# The connection closed with no answer: an outage, or a server that refuses the client's
+# certificate without saying so (sync.credentials.diagnose tells which).
+DISCONNECT_CATEGORIES = frozenset({
+    "orderly_disconnect", "mid_request_disconnect", "stream_disconnect", "tls_handshake"})
+# The adapter's categories that are credential problems, and what each is about.
+CREDENTIAL_CATEGORIES = {"tls_trust": "server_trust", "tls_identity": "hostname",
+                         "authentication": "token", "authorization": "token"}
 
 UNREACHABLE = "unreachable"
+CREDENTIALS = "credentials"
 REFUSED = "refused"
 FAILED = "failed"
 
 
 class Unreachable(Exception):
-    """The logger (or embedder) could not be reached: a transport failure, twice in a row."""
+    """The logger (or embedder) could not be reached: a transport failure, twice in a row.
+    `category` is the adapter's transport category, when one was given."""
+
+    category: str | None = None
+
+
+class Credentials(Unreachable):
+    """The service does not accept this configuration's credentials (`kind`: client_certificate,
+    server_trust, hostname, token). Never retried; commands that fall back on the outbox for an
+    outage do so for this too (nothing is lost), but say what to fix, and commands without a
+    fallback exit 6 (configuration), not 4."""
+
+    def __init__(self, kind: str, reason: str) -> None:
+        super().__init__(reason)
+        self.kind = kind
+        self.reason = reason
+
+
+def pending_reason(exc: BaseException, service: str = "logger") -> str:
+    """Why a file stays pending after this failure, in words (unreachable or credentials)."""
+    if isinstance(exc, Credentials):
+        return (f"the {service} does not accept this configuration's credentials ({exc.kind}):"
+                f" {exc.reason}; the file is kept and delivered once that is fixed")
+    return f"{service} unreachable: {exc}"
 
 
 class Refused(Exception):
@@ -51,11 +89,16 @@ def _chain(exc: BaseException):
 
 
 def classify(exc: BaseException) -> str:
-    """UNREACHABLE, REFUSED or FAILED for any exception a fleet call raised."""
+    """UNREACHABLE, CREDENTIALS, REFUSED or FAILED for any exception a fleet call raised."""
     for link in _chain(exc):
         if type(link).__name__ == "ServiceRefusalError":
             return REFUSED
-        if getattr(link, "category", None) in TRANSPORT_CATEGORIES:
+        category = getattr(link, "category", None)
+        if category in CREDENTIAL_CATEGORIES:
+            return CREDENTIALS
+        if category == "tls_handshake" and any(_alert(x) for x in _chain(exc)):
+            return CREDENTIALS
+        if category in TRANSPORT_CATEGORIES:
             return UNREACHABLE
         if isinstance(link, (ConnectionError, TimeoutError, asyncio.TimeoutError)):
             return UNREACHABLE
@@ -64,11 +107,45 @@ def classify(exc: BaseException) -> str:
     return FAILED
 
 
+def _alert(link: BaseException) -> bool:
+    """A TLS error carrying the peer's alert about certificates (not a bare EOF)."""
+    import ssl
+    if not isinstance(link, ssl.SSLError) or isinstance(link, ssl.SSLEOFError):
+        return False
+    reason = str(getattr(link, "reason", "") or link).upper()
+    return "ALERT" in reason or "CERTIFICATE" in reason
+
+
+def _category(exc: BaseException) -> str | None:
+    return next((c for c in (getattr(x, "category", None) for x in _chain(exc)) if c), None)
+
+
+def _credentials(exc: BaseException) -> Credentials:
+    category = _category(exc)
+    kind = CREDENTIAL_CATEGORIES.get(category or "", "client_certificate")
+    if category == "authentication":
+        reason = "the service refused the token (HTTP 401)"
+    elif category == "authorization":
+        reason = "the token is not allowed this command (HTTP 403)"
+    elif kind == "server_trust":
+        reason = "the server's certificate is not trusted by the configured CA"
+    elif kind == "hostname":
+        reason = "the server's certificate is not for the configured host"
+    else:
+        reason = "the server refused this client's certificate in the TLS handshake"
+    from sync.credentials import FIXES
+    return Credentials(kind, f"{reason} ({describe(exc)[:300]}); {FIXES[kind]}")
+
+
 def translate(exc: BaseException) -> Exception:
     """The exception of our vocabulary for a fleet exception."""
     kind = classify(exc)
+    if kind == CREDENTIALS:
+        return _credentials(exc)
     if kind == UNREACHABLE:
-        return Unreachable(describe(exc))
+        unreachable = Unreachable(describe(exc))
+        unreachable.category = _category(exc)
+        return unreachable
     if kind == REFUSED:
         refusal = next(x for x in _chain(exc) if type(x).__name__ == "ServiceRefusalError")
         return Refused(getattr(refusal, "code", None),

@@ -21,7 +21,7 @@ from outbox.store import IMPORTED, PENDING, QUARANTINED
 from sync import delivery
 from sync.delivery import Delivery
 from sync.engine import SessionReport
-from sync.failures import Refused, Unreachable, describe
+from sync.failures import Refused, Unreachable, describe, pending_reason
 from sync.settlement import Settlements
 
 
@@ -127,7 +127,7 @@ class Handoff:
         backing_off = watcher.backing_off()
         if backing_off is not None:
             watcher.wants_round(kind, session_id, urgent=False)
-            return delivery.pending(f"logger unreachable: {backing_off}")
+            return delivery.pending(backing_off)
         future = self.settlements.wait(name)
         watcher.wants_round(kind, session_id, urgent=True)
         try:
@@ -169,7 +169,7 @@ class Handoff:
 def _failure_delivery(exc: BaseException) -> Delivery:
     """What a command waiting for a file hears when the round failed."""
     if isinstance(exc, Unreachable):
-        return delivery.pending(f"logger unreachable: {exc}")
+        return delivery.pending(pending_reason(exc))
     if isinstance(exc, Refused):
         return Delivery("refused", code=exc.code, statement=exc.statement)
     return Delivery("failed", reason=describe(exc))

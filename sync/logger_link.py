@@ -31,11 +31,15 @@ class RetryPolicy:
         self.maximum = maximum
 
     def retrying(self):
-        """A tenacity AsyncRetrying that retries Unreachable only: capped exponential backoff
-        with full jitter, then the last failure is raised as it is."""
-        from tenacity import (AsyncRetrying, retry_if_exception_type, stop_after_attempt,
+        """A tenacity AsyncRetrying that retries Unreachable only (never a credentials
+        problem): capped exponential backoff with full jitter, then the last failure is raised
+        as it is."""
+        from tenacity import (AsyncRetrying, retry_if_exception_type,
+                              retry_if_not_exception_type, stop_after_attempt,
                               wait_random_exponential)
-        return AsyncRetrying(retry=retry_if_exception_type(Unreachable),
+        from sync.failures import Credentials
+        return AsyncRetrying(retry=retry_if_exception_type(Unreachable)
+                             & retry_if_not_exception_type(Credentials),
                              stop=stop_after_attempt(self.attempts),
                              wait=wait_random_exponential(multiplier=self.initial,
                                                           max=self.maximum),
@@ -74,13 +78,21 @@ class LoggerLink:
             self._client = None
 
     async def _retrying(self, operation, *args, **kwargs) -> Any:
-        """Run one client call, retrying transport failures under the policy."""
-        async for attempt in self._policy.retrying():
-            with attempt:
-                try:
-                    return await operation(*args, **kwargs)
-                except Exception as exc:  # translated into Unreachable / Refused / Failed
-                    raise translate(exc) from exc
+        """Run one client call, retrying transport failures under the policy; a TLS link that
+        keeps being closed without an answer is looked at once (sync.credentials.confirm)."""
+        try:
+            async for attempt in self._policy.retrying():
+                with attempt:
+                    try:
+                        return await operation(*args, **kwargs)
+                    except Exception as exc:  # translated into Unreachable / Refused / Failed
+                        raise translate(exc) from exc
+        except Unreachable as exc:
+            from sync.credentials import confirm
+            found = await confirm(exc, self._config.logger, self._config.resolve_path)
+            if found is exc:
+                raise
+            raise found from exc
         raise AssertionError("unreachable: tenacity reraises")
 
     async def call(self, command: str, **params: Any) -> Any:

@@ -111,15 +111,15 @@ def deliver(store: Store, config: Config, session_id: str, name: str,
     """Forward the session of a file a command just appended, inline, and say what became of
     that file. Never raises for the logger's sake: every outcome is a Delivery (LockBusy is
     raised instead with `busy_raises`)."""
-    from sync.failures import Failed, Refused, Unreachable
+    from sync.failures import Failed, Refused, Unreachable, pending_reason
     try:
         report = forward_session(store, config, session_id, lock_wait=lock_wait, answer_for=name)
     except LockBusy as exc:
         if busy_raises:
             raise
         return delivery.pending(exc.reason(store, config))
-    except Unreachable as exc:
-        return delivery.pending(f"logger unreachable: {exc}")
+    except Unreachable as exc:  # an outage, or credentials refused: the file is kept either way
+        return delivery.pending(pending_reason(exc))
     except Refused as exc:
         return delivery.Delivery("refused", code=exc.code, statement=exc.statement)
     except Failed as exc:

@@ -24,7 +24,10 @@ and the published state (sync.watcher_report) live in their own modules.
 - The logger unreachable (or failing): no rounds for a capped, jittered, growing delay
   (x`backoff_factor` from `backoff_initial` up to `backoff_max`, equal jitter). Meanwhile a
   single cheap `health` request every `probe_interval` seconds tells when it is back; the
-  drain then starts at once with a full round. A served write during the backoff is answered
+  drain then starts at once with a full round. The logger refusing this configuration's
+  credentials is no outage: retrying will not fix it, so there are no probes and the delay
+  is long (x2 from `credentials_backoff_initial`, 60 s, up to `credentials_backoff_max`, 15
+  min); a changed configuration (a certificate renewed in place included) is tried at once. A served write during the backoff is answered
   "not delivered yet" at once, or tries a round itself when a probe is due.
 - Messages without a vector are embedded in a worker thread, beside the rounds, with their own
   backoff when the embedder is unreachable.
@@ -63,7 +66,7 @@ from sync.backfill_runner import VectorBackfill
 from sync.backoff import Backoff
 from sync.config import Config
 from sync.engine import Limits, SessionReport
-from sync.failures import Failed, Refused, Unreachable, describe
+from sync.failures import Credentials, Failed, Refused, Unreachable, describe, pending_reason
 from sync.handoff import Handoff
 from sync.lock import SyncLock
 from sync.logger_link import RetryPolicy
@@ -82,7 +85,12 @@ class WatchOptions:
                  backoff_factor: float = 1.5, probe_interval: float = 1.0,
                  probe_timeout: float = 5.0, backfill: bool = True,
                  backfill_interval: float = 2.0, limits: Limits | None = None,
-                 idle_exit: float | None = None, autostarted: bool = False) -> None:
+                 idle_exit: float | None = None, autostarted: bool = False,
+                 credentials_backoff_initial: float = 60.0,
+                 credentials_backoff_max: float = 900.0) -> None:
+        self.credentials_backoff_initial = max(0.01, credentials_backoff_initial)
+        self.credentials_backoff_max = max(self.credentials_backoff_initial,
+                                           credentials_backoff_max)
         self.debounce = max(0.0, debounce)
         self.max_delay = max(self.debounce, max_delay)
         self.rescan = max(0.1, rescan)
@@ -145,6 +153,9 @@ class Watcher:
         self._link = None
         self._backoff = Backoff(self.options.backoff_initial, self.options.backoff_max,
                                 self.options.backoff_factor)
+        self._credentials_backoff = Backoff(self.options.credentials_backoff_initial,
+                                            self.options.credentials_backoff_max, 2.0)
+        self._last_failure: BaseException | None = None
         self._back_announced = False  # "logger_back" logged since the last failure
         self._retry_at: float | None = None
         self._next_probe = 0.0
@@ -276,7 +287,9 @@ class Watcher:
         now = time.monotonic()
         if self._retry_at is not None and now < self._retry_at:
             if now < self._next_probe:
-                return (self.report.last_error or {}).get("message", "")
+                failure = self._last_failure
+                return pending_reason(failure) if isinstance(failure, Unreachable) else \
+                    f"the logger failed: {(self.report.last_error or {}).get('message', '')}"
             self._retry_at = now
         return None
 
@@ -479,6 +492,8 @@ class Watcher:
             if self._backoff.failures:
                 self.log.info("logger_drained", after_failures=self._backoff.failures)
             self._backoff.reset()
+            self._credentials_backoff.reset()
+            self._last_failure = None
             self._retry_at = None
             self.report.last_success = watcher_state.iso()
             self.report.status = "idle"
@@ -497,23 +512,31 @@ class Watcher:
             raise _StopNow()
 
     async def _failed(self, exc: BaseException) -> None:
-        delay = self._backoff.failed()
+        credentials = isinstance(exc, Credentials)
+        backoff = self._credentials_backoff if credentials else self._backoff
+        delay = backoff.failed()
+        self._last_failure = exc
         self._back_announced = False
         self.report.totals["errors"] += 1
         now = time.monotonic()
         self._retry_at = now + delay
-        self._next_probe = now + min(self.options.probe_interval, delay)
+        # no probes while credentials are refused: a probe would only be refused as well
+        self._next_probe = self._retry_at if credentials else \
+            now + min(self.options.probe_interval, delay)
         self.report.next_attempt = time.time() + delay
-        kind = ("unreachable" if isinstance(exc, Unreachable) else
-                "refused" if isinstance(exc, Refused) else "failed")
+        kind = ("credentials" if credentials else "unreachable" if isinstance(exc, Unreachable)
+                else "refused" if isinstance(exc, Refused) else "failed")
         message = describe(exc) if not isinstance(exc, Unreachable) else str(exc)
         self.report.last_error = {"at": watcher_state.iso(), "kind": kind,
                                   "message": message[:2000],
-                                  "consecutive_failures": self._backoff.failures,
+                                  "consecutive_failures": backoff.failures,
                                   "retry_in_s": round(delay, 3)}
+        if credentials:
+            from sync.credentials import FIXES
+            self.report.last_error.update(credentials=exc.kind, fix=FIXES.get(exc.kind))
         self.report.status = "backing_off"
         self.log.warning("logger_" + kind, error=message[:2000],
-                         failures=self._backoff.failures, retry_in_s=round(delay, 3))
+                         failures=backoff.failures, retry_in_s=round(delay, 3))
         await self._close_link()
 
     # ====================================================================== configuration ===
@@ -569,6 +592,7 @@ class Watcher:
         if pool is not None:
             await asyncio.to_thread(pool.keep_only, self.config)
         self._backoff.reset()
+        self._credentials_backoff.reset()
         self._retry_at = None
         self._next_rescan = time.monotonic()
 

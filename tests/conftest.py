@@ -6,9 +6,11 @@ fleet              session-scoped ops.fleet.handle.Fleet, started once per run i
                    dimension, control (ops.fleet.control.FleetControl); methods logger_client(),
                    embedding_client(), logger_section(), embedding_kwargs(). Do not set faults on
                    it (other tests share it): use fleet_factory.
+tls_fleet          session-scoped Fleet serving mTLS with a token (its throw-away certificates
+                   in data_dir/tls/, see ops.fleet.tls; `security` names the files and token).
 fleet_factory      fleet_factory(embed_model="hash-1024", faults=None, logger_port=0,
-                   embedder_port=0) -> a private, started Fleet; everything it started is stopped
-                   when the test ends. Use it for faults (fleet.control.set_faults/go_down/...)
+                   embedder_port=0, protocol="http", token=None) -> a private, started Fleet;
+                   everything it started is stopped when the test ends. Use it for faults (fleet.control.set_faults/go_down/...)
                    and for restarts (fleet.restart(), fleet.stop(); fleet.start()).
 unique_session_id  a fresh, valid session id per test.
 synced_project     a scratch git project (tests/amtest.Project) configured for the shared fleet.
@@ -58,14 +60,28 @@ def fleet(tmp_path_factory):
         handle.stop()
 
 
+TLS_TOKEN = "a-token-for-the-tls-fleet-" + uuid.uuid4().hex
+
+
+@pytest.fixture(scope="session")
+def tls_fleet(tmp_path_factory):
+    handle = Fleet(tmp_path_factory.mktemp("tls-fleet"), owner_pid=os.getpid(), protocol="mtls",
+                   token=TLS_TOKEN).start()
+    try:
+        yield handle
+    finally:
+        handle.stop()
+
+
 @pytest.fixture
 def fleet_factory(tmp_path_factory):
     started: list[Fleet] = []
 
     def make(embed_model: str = "hash-1024", faults: dict | None = None, logger_port: int = 0,
-             embedder_port: int = 0) -> Fleet:
+             embedder_port: int = 0, protocol: str = "http", token: str | None = None) -> Fleet:
         handle = Fleet(tmp_path_factory.mktemp("private-fleet"), embed_model, logger_port,
-                       embedder_port, faults, owner_pid=os.getpid())
+                       embedder_port, faults, owner_pid=os.getpid(), protocol=protocol,
+                       token=token)
         started.append(handle)
         return handle.start()
 

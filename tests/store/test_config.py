@@ -22,10 +22,14 @@ def test_no_configuration_means_file_store_only(project):
 
 
 def test_generate_writes_private_document_and_validate_redacts_token(project, tmp_path):
+    from ops.fleet.tls import make_pki
+    pki = make_pki(tmp_path / "pki")  # validate reads the certificates: real ones
     certs = tmp_path / "certs"
     certs.mkdir()
-    for name in ("client.crt", "client.key", "ca.crt"):
-        (certs / name).write_text("material")
+    for name, made in (("client.crt", "client_cert"), ("client.key", "client_key"),
+                       ("ca.crt", "ca")):
+        (certs / name).write_bytes(open(pki[made], "rb").read())
+    os.chmod(certs / "client.key", 0o600)
     output = tmp_path / "cfg" / "config.json"
     generated = project.cli("config", "generate", "--output", str(output), "--logger-host",
                             "10.0.0.5", "--embed-host", "10.0.0.6", "--logger-cert", "client.crt",
@@ -60,7 +64,8 @@ def test_generate_refuses_missing_certificate(project, tmp_path):
 def test_relative_paths_resolve_against_the_document(project, tmp_path):
     folder = tmp_path / "conf"
     folder.mkdir()
-    (folder / "ca.pem").write_text("x")
+    from ops.fleet.tls import make_pki
+    (folder / "ca.pem").write_bytes(open(make_pki(tmp_path / "pki")["ca"], "rb").read())
     path = write_doc(folder / "config.json", {
         "ailogger_client": {"protocol": "https", "server": {"host": "h", "port": 1},
                             "ssl": {"ca": "ca.pem"}}})

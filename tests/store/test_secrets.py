@@ -15,10 +15,13 @@ TOKEN = "tok-7f3a9c1e5b-very-secret"
 def test_a_token_and_a_key_path_never_show(synced_project, fleet, tmp_path,
                                            unique_session_id):
     p, sid = synced_project, unique_session_id
+    from ops.fleet.tls import make_pki
+    pki = make_pki(tmp_path / "pki")  # a real certificate and its key: validate reads them
     secret_dir = tmp_path / "hidden-key-dir-9d2e"
     secret_dir.mkdir()
     key = secret_dir / "client.key"
-    key.write_text("private material")
+    key.write_bytes(open(pki["client_key"], "rb").read())
+    os.chmod(key, 0o600)
     document = json.load(open(fleet.config_path))
     for name in ("ailogger_client", "embedding_client"):
         document[name]["auth"] = {"token": TOKEN}
@@ -43,7 +46,7 @@ def test_a_token_and_a_key_path_never_show(synced_project, fleet, tmp_path,
     outputs.append(out.decode() + err.decode())
     # a key file that is missing: the problem names the field, not the path
     cert = tmp_path / "client.crt"
-    cert.write_text("public material")
+    cert.write_bytes(open(pki["client_cert"], "rb").read())
     document["ailogger_client"]["ssl"] = {"cert": str(cert), "key": str(secret_dir / "gone.key")}
     document["ailogger_client"]["protocol"] = "mtls"
     config.write_text(json.dumps(document))
