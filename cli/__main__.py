@@ -1,5 +1,5 @@
 import sys
 
-from cli.main import main
+from agent_memory.cli.main import main
 
 sys.exit(main())

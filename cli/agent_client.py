@@ -40,8 +40,8 @@ TYPE_CHECKING = False  # typing costs the write path 3 ms: annotations only
 if TYPE_CHECKING:
     from typing import Any
 
-from cli.errors import CliError, UsageError
-from sync import agent_socket
+from agent_memory.cli.errors import CliError, UsageError
+from agent_memory.sync.agent import channel
 
 ENV_MODE = "AGENT_MEMORY_AGENT"
 MODES = ("auto", "use", "off")
@@ -50,8 +50,6 @@ RUN_TIMEOUT = 300.0
 HANDOVER_WAIT = 15.0  # seconds an agent handing over gets to finish its batch and exit
 LOG_ROTATE_BYTES = 8 << 20
 
-_autostart_wanted = False
-_declined_by: dict[str, Any] | None = None  # an agent of another identity that stays
 
 
 class AgentLost(Exception):
@@ -84,20 +82,19 @@ def _identity(ctx) -> dict[str, Any] | None:
     """What the agent checks before serving: this command's store, configuration (path and
     content) and version (None without a usable store: the command then reports it, or does
     without, as it always did)."""
-    if _declined_by is not None:
+    if ctx.agent_declined_by is not None:
         return None  # asked once already in this command: it stays, and is not used
     try:
         store = ctx.store().path
     except CliError:
         return None
-    from sync import identity
-    return {"protocol": agent_socket.PROTOCOL, **identity.of(store, ctx.config)}
+    from agent_memory.sync import identity
+    return {"protocol": channel.PROTOCOL, **identity.of(store, ctx.config)}
 
 
-def _declined(store_path: str, answer: dict[str, Any]) -> None:
+def _declined(ctx, store_path: str, answer: dict[str, Any]) -> None:
     """The agent declined this command (another identity): wait for one that hands over to
     exit, and start a new one after the command; remember one that stays."""
-    global _autostart_wanted, _declined_by
     agent = answer.get("agent") if isinstance(answer.get("agent"), dict) else {}
     pid = agent.get("pid")
     if "handover" not in answer:  # an older release: it cannot be asked to hand over
@@ -108,11 +105,11 @@ def _declined(store_path: str, answer: dict[str, Any]) -> None:
     if handing_over:
         if isinstance(pid, int):
             wait_gone(pid, HANDOVER_WAIT)
-        _autostart_wanted = True
+        ctx.agent_wanted = True
         return
-    _declined_by = agent or {"error": answer.get("error")}
+    ctx.agent_declined_by = agent or {"error": answer.get("error")}
     import sys
-    sys.stderr.write(f"agent-memory: note: {describe_conflict(_declined_by)}\n")
+    sys.stderr.write(f"agent-memory: note: {describe_conflict(ctx.agent_declined_by)}\n")
 
 
 def describe_conflict(agent: dict[str, Any]) -> str:
@@ -129,10 +126,10 @@ def _retire_older(store_path: str) -> int | None:
     """An autostarted agent of an older release (another socket protocol) is stopped with
     SIGTERM, as it would hand over if it could; its pid, or None when it is not one."""
     import signal
-    from sync import watcher_state
-    from sync.lock import SyncLock
+    from agent_memory.sync.agent import published
+    from agent_memory.sync.lock import SyncLock
     holder = SyncLock(store_path).holder()
-    state = watcher_state.read(store_path) or {}
+    state = published.read(store_path) or {}
     if holder is None or holder <= 0 or state.get("pid") != holder \
             or not (state.get("agent") or {}).get("autostarted"):
         return None
@@ -166,7 +163,7 @@ def wait_gone(pid: int, timeout: float) -> bool:
 def connect(store_path: str, timeout: float = CONNECT_TIMEOUT):
     """A connection to the store's agent; None when none answers (no socket, or a stale one)."""
     try:
-        return agent_socket.connect(agent_socket.socket_path(store_path), timeout)
+        return channel.connect(channel.socket_path(store_path), timeout)
     except OSError:  # ENOENT: none; ECONNREFUSED: a dead agent's socket; EACCES: not ours
         return None
 
@@ -179,12 +176,12 @@ def ask(store_path: str, message: dict[str, Any], timeout: float) -> dict[str, A
         return None
     try:
         try:
-            agent_socket.send(sock, message)
+            channel.send(sock, message)
         except OSError:
             return None  # it never had the request
         sock.settimeout(timeout)
         try:
-            return agent_socket.receive(sock)
+            return channel.receive(sock)
         except (OSError, ConnectionError) as exc:
             raise AgentLost(str(exc) or type(exc).__name__) from None
     finally:
@@ -195,7 +192,6 @@ def serve(ctx, args, argv: list[str]) -> tuple[int, str] | None:
     """Run a read-side command (cli.main.SERVED, `status --probe`) in the agent: (exit code,
     the stdout line), or None to run it here (no agent, another store or configuration, or
     the agent lost midway: reads are safe to repeat)."""
-    global _autostart_wanted
     identity = _identity(ctx) if _wanted(ctx) else None
     if identity is None:
         return None
@@ -205,10 +201,10 @@ def serve(ctx, args, argv: list[str]) -> tuple[int, str] | None:
     except AgentLost:
         return None
     if answer is None:
-        _autostart_wanted = True
+        ctx.agent_wanted = True
         return None
     if answer.get("mismatch"):
-        _declined(identity["store"], answer)
+        _declined(ctx, identity["store"], answer)
         return None
     if not answer.get("ok") or not isinstance(answer.get("line"), str):
         return None
@@ -220,17 +216,16 @@ def call(ctx, command: str, params: dict[str, Any]) -> dict[str, Any] | None:
     answer, {"result": ...} or {"failure": {"kind", ...}}; None to make it here (no agent, or
     another store or configuration). AgentLost when the agent took it and went away without
     answering: the logger may or may not have done it, so it is not repeated."""
-    global _autostart_wanted
     identity = _identity(ctx) if _wanted(ctx) else None
     if identity is None:
         return None
     message = {**identity, "op": "call", "command": command, "params": params}
     answer = ask(identity["store"], message, RUN_TIMEOUT)
     if answer is None:
-        _autostart_wanted = True
+        ctx.agent_wanted = True
         return None
     if answer.get("mismatch"):
-        _declined(identity["store"], answer)
+        _declined(ctx, identity["store"], answer)
         return None
     if not answer.get("ok") or not ("result" in answer or isinstance(answer.get("failure"),
                                                                       dict)):
@@ -240,11 +235,10 @@ def call(ctx, command: str, params: dict[str, Any]) -> dict[str, Any] | None:
 
 def deliver(ctx, file, wait: float, embed_budget: float = 0.0):
     """The agent's Delivery of a file this command appended; None to forward it inline."""
-    global _autostart_wanted
     identity = _identity(ctx) if _wanted(ctx) else None
     if identity is None:
         return None
-    from sync import delivery
+    from agent_memory.sync import delivery
     message = {**identity, "op": "deliver", "session_id": file.session_id,
                "name": file.name, "wait": wait, "embed_budget": embed_budget}
     try:
@@ -253,10 +247,10 @@ def deliver(ctx, file, wait: float, embed_budget: float = 0.0):
         return delivery.pending(f"the agent stopped before answering ({exc}); the file stays "
                                 "pending and is delivered later")
     if answer is None:
-        _autostart_wanted = True
+        ctx.agent_wanted = True
         return None
     if answer.get("mismatch"):
-        _declined(identity["store"], answer)
+        _declined(ctx, identity["store"], answer)
         return None
     if not answer.get("ok"):
         return None
@@ -274,7 +268,7 @@ def claim(ctx) -> str | dict[str, Any] | None:
     another identity stays, or None when no agent answers."""
     identity = _identity(ctx)
     if identity is None:
-        return _declined_by
+        return ctx.agent_declined_by
     try:
         answer = ask(identity["store"], {**identity, "op": "claim"}, CONNECT_TIMEOUT + 10.0)
     except AgentLost:
@@ -284,30 +278,29 @@ def claim(ctx) -> str | dict[str, Any] | None:
     if answer.get("ok"):
         return "same"
     if answer.get("mismatch"):
-        global _autostart_wanted
-        wanted = _autostart_wanted
-        _declined(identity["store"], answer)
-        _autostart_wanted = wanted  # a sync never starts an agent
-        return _declined_by if _declined_by is not None else "handed_over"
+        wanted = ctx.agent_wanted
+        _declined(ctx, identity["store"], answer)
+        ctx.agent_wanted = wanted  # a sync never starts an agent
+        return ctx.agent_declined_by if ctx.agent_declined_by is not None else "handed_over"
     return None
 
 
-def declined() -> bool:
+def declined(ctx) -> bool:
     """Did an agent of another identity decline this command and stay?"""
-    return _declined_by is not None
+    return ctx.agent_declined_by is not None
 
 
 def will_start(ctx) -> bool:
     """No agent answered and this command will start one once it has answered (mode auto)."""
     try:
-        return _autostart_wanted and mode(ctx) == "auto"
+        return ctx.agent_wanted and mode(ctx) == "auto"
     except CliError:
         return False
 
 
 def after_command(ctx) -> None:
     """Start an agent for the next commands when this one found none (mode "auto")."""
-    if not _autostart_wanted:
+    if not ctx.agent_wanted:
         return
     try:
         if mode(ctx) == "auto":
@@ -321,7 +314,7 @@ def start(ctx) -> int | None:
     """Start the agent in the background unless one runs or is being started; its pid."""
     import fcntl
     store_path = ctx.store().path
-    lock_fd = os.open(os.path.join(store_path, agent_socket.LOCK_NAME),
+    lock_fd = os.open(os.path.join(store_path, channel.LOCK_NAME),
                       os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
         try:
@@ -339,7 +332,7 @@ def start(ctx) -> int | None:
 
 def _spawn(ctx, store_path: str, lock_fd: int) -> int:
     import sys
-    log_path = os.path.join(store_path, agent_socket.LOG_NAME)
+    log_path = os.path.join(store_path, channel.LOG_NAME)
     try:
         if os.stat(log_path).st_size > LOG_ROTATE_BYTES:
             os.replace(log_path, log_path + ".1")
@@ -349,7 +342,7 @@ def _spawn(ctx, store_path: str, lock_fd: int) -> int:
                      | os.O_CLOEXEC, 0o600)
     # -P: the working directory (the caller's project) is not put on sys.path, so a project's
     # own `cli/`, `sync/` or `outbox/` package is never imported in place of agent-memory's.
-    argv = [sys.executable, "-P", "-m", "cli", "--project-root", os.path.dirname(store_path),
+    argv = [sys.executable, "-P", "-m", "agent_memory.cli", "--project-root", os.path.dirname(store_path),
             "--config", ctx.config.source, "sync", "--watch", "--autostarted",
             "--idle-exit", repr(float(ctx.config.agent["idle_exit"]))]
     env = dict(os.environ)

@@ -7,15 +7,15 @@ import os
 import time
 from typing import Any
 
-from cli import agent_client
-from cli.context import Context
-from cli.errors import CliError, LoggerUnreachableError, UsageError
-from sync import agent_socket
+from agent_memory.cli import agent_client
+from agent_memory.cli.context import Context
+from agent_memory.cli.errors import CliError, LoggerUnreachableError, UsageError
+from agent_memory.sync.agent import channel
 
 
 def _ping(store_path: str) -> dict[str, Any] | None:
     try:
-        answer = agent_client.ask(store_path, {"protocol": agent_socket.PROTOCOL, "op": "ping"},
+        answer = agent_client.ask(store_path, {"protocol": channel.PROTOCOL, "op": "ping"},
                                   timeout=5.0)
     except agent_client.AgentLost:
         return None
@@ -28,12 +28,12 @@ def agent_status(store_path: str, ctx: Context | None = None) -> dict[str, Any]:
     (`matches`; `differs` lists what is not)."""
     answer = _ping(store_path)
     if answer is None:
-        path = agent_socket.socket_path(store_path)
+        path = channel.socket_path(store_path)
         return {"running": False, "socket": path, "stale_socket": os.path.lexists(path)}
     shown = {"running": True, **{k: v for k, v in answer.items() if k != "ok"}}
     mine = _identity(store_path, ctx)
     if mine is not None:
-        from sync import identity
+        from agent_memory.sync import identity
         theirs = {"store": answer.get("store"), "config": answer.get("config"),
                   "digest": answer.get("config_digest"), "version": answer.get("version")}
         different = identity.differences(mine, theirs)
@@ -49,7 +49,7 @@ def _identity(store_path: str, ctx: Context | None) -> dict[str, Any] | None:
     if ctx is None:
         return None
     try:
-        from sync import identity
+        from agent_memory.sync import identity
         return identity.of(store_path, ctx.config)
     except CliError:
         return None
@@ -77,14 +77,14 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
                 started = agent_client.start(ctx)
             time.sleep(0.05)
         raise CliError(f"the agent did not answer within {args.timeout} s (see "
-                       f"{os.path.join(store_path, agent_socket.LOG_NAME)})",
+                       f"{os.path.join(store_path, channel.LOG_NAME)})",
                        code="AGENT_NOT_STARTED")
     answer = _ping(store_path)  # stop
     if answer is None:
         return {"running": False, "stopped": False}, "file"
     pid = answer["pid"]
     try:
-        agent_client.ask(store_path, {"protocol": agent_socket.PROTOCOL, "op": "stop"},
+        agent_client.ask(store_path, {"protocol": channel.PROTOCOL, "op": "stop"},
                          timeout=5.0)
     except agent_client.AgentLost:
         pass  # it went away on its own

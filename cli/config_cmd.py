@@ -14,9 +14,9 @@ import tempfile
 import json
 from typing import Any
 
-from cli.context import Context
-from cli.errors import ConfigInvalidError, UsageError
-from sync import config as config_mod
+from agent_memory.cli.context import Context
+from agent_memory.cli.errors import ConfigInvalidError, UsageError
+from agent_memory.sync import config as config_mod
 
 
 def _section(protocol: str, host: str, port: int | None, ssl: dict[str, str],
@@ -78,7 +78,7 @@ def generate(args) -> dict[str, Any]:
 
 
 def validate(ctx: Context) -> dict[str, Any]:
-    from sync.credentials import file_problems
+    from agent_memory.sync.links.credentials import file_problems
     config = ctx.config
     problems: list[str] = []
     warnings = list(config.warnings)

@@ -7,18 +7,23 @@ import argparse
 import os
 from functools import cached_property
 
-from cli.errors import ConfigInvalidError, LoggerUnreachableError, StoreUnavailableError, UsageError
-from outbox.availability import StoreUnavailable, git_toplevel
-from outbox.store import Store
-from sync import config as config_mod
+from agent_memory.cli.errors import ConfigInvalidError, LoggerUnreachableError, StoreUnavailableError, UsageError
+from agent_memory.outbox.availability import StoreUnavailable, git_toplevel
+from agent_memory.outbox.store import Store
+from agent_memory.sync import config as config_mod
 
 
 class Context:
-    def __init__(self, args: argparse.Namespace) -> None:
+    def __init__(self, args: argparse.Namespace, route=None) -> None:
         self.args = args
+        self._route = route  # the agent hands its own (over its open links) to what it serves
         self.store_mode: str = args.store
         self._store: Store | None = None
         self.warnings: list[dict] = []  # said in the answer (cli.fleet_errors.warn)
+        # What the project's agent made of this command (cli.agent_client): none answered and
+        # one is to be started once the command has answered; one of another identity stayed.
+        self.agent_wanted = False
+        self.agent_declined_by: dict | None = None
 
     @cached_property
     def project_root(self) -> str:
@@ -41,6 +46,15 @@ class Context:
             for warning in config.warnings:
                 sys.stderr.write(f"agent-memory: warning: {warning}\n")
         return config
+
+    @property
+    def route(self):
+        """How this command reaches the fleet (sync.links.route.Route): a link per call, or the
+        agent's open links for a command the agent serves."""
+        if self._route is None:
+            from agent_memory.sync.links.route import Route
+            self._route = Route()
+        return self._route
 
     def store(self) -> Store:
         if self._store is None:

@@ -9,9 +9,9 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from cli.context import Context
-from cli.errors import CliError, EMBEDDING_UNAVAILABLE, UsageError
-from outbox import contract
+from agent_memory.cli.context import Context
+from agent_memory.cli.errors import CliError, EMBEDDING_UNAVAILABLE, UsageError
+from agent_memory.outbox import contract
 
 
 class EmbeddingUnavailableError(CliError):
@@ -34,15 +34,15 @@ def _progress():
 def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
     if args.batch < 1:
         raise UsageError("--batch must be at least 1")
-    from sync.failures import Credentials, Failed, Refused, Unreachable
-    from sync.logger_link import INTERACTIVE
-    from sync.vectors import backfill
+    from agent_memory.sync.links.failures import Credentials, Failed, Refused, Unreachable
+    from agent_memory.sync.links.logger import INTERACTIVE
+    from agent_memory.sync.vectors.backfill import backfill
     store = ctx.store()
     try:
         report = backfill(store, ctx.config, progress=_progress(), batch=args.batch,
                           policy=INTERACTIVE)
     except Credentials as exc:
-        from cli import fleet_errors
+        from agent_memory.cli import fleet_errors
         fleet_errors.raise_for(exc, service="embedder")
     except Unreachable as exc:
         raise EmbeddingUnavailableError(f"embedder unavailable: {exc}",

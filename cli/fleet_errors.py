@@ -17,12 +17,12 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, NoReturn
 
-from cli.errors import CliError, CredentialsError, LoggerUnreachableError, from_refusal
+from agent_memory.cli.errors import CliError, CredentialsError, LoggerUnreachableError, from_refusal
 
 
 def raise_for(exc: BaseException, service: str = "logger", refusal=from_refusal) -> NoReturn:
     """Raise the CLI error for a fleet failure (`refusal` builds the one for a refusal)."""
-    from sync.failures import Credentials, Refused, Unreachable
+    from agent_memory.sync.links.failures import Credentials, Refused, Unreachable
     if isinstance(exc, Credentials):
         raise CredentialsError(f"the {service} does not accept this configuration's "
                                f"credentials ({exc.kind}): {exc.reason}",
@@ -37,7 +37,7 @@ def raise_for(exc: BaseException, service: str = "logger", refusal=from_refusal)
 def fell_back(ctx, exc: BaseException) -> None:
     """An auto-mode read answers from the outbox after `exc`; a credentials problem is noted
     for the answer's warnings."""
-    from sync.failures import Credentials
+    from agent_memory.sync.links.failures import Credentials
     if isinstance(exc, Credentials):
         ctx.warnings.append({"kind": "logger_credentials", "credentials": exc.kind,
                              "reason": f"answered from the outbox: the logger does not accept "

@@ -18,10 +18,10 @@ TYPE_CHECKING = False  # typing costs the write path 3 ms: annotations only
 if TYPE_CHECKING:
     from typing import Any, Callable
 
-from cli.context import Context
-from cli.errors import LoggerUnreachableError, RefusedError
-from outbox.store import StoredFile
-from sync.delivery import Delivery
+from agent_memory.cli.context import Context
+from agent_memory.cli.errors import LoggerUnreachableError, RefusedError
+from agent_memory.outbox.store import StoredFile
+from agent_memory.sync.delivery import Delivery
 
 
 def forward(ctx: Context, file: StoredFile, file_answer: dict[str, Any],
@@ -39,11 +39,11 @@ def deliver(ctx: Context, file: StoredFile, wait: float, embed_budget: float = 0
     A command that is about to start the agent leaves the vector to it (its first round
     backfills every message without one, within a second or two): the embed-client import
     would make the first write slower than the inline path it replaces."""
-    from cli import agent_client
+    from agent_memory.cli import agent_client
     delivered = agent_client.deliver(ctx, file, wait, embed_budget)
     if delivered is not None:
         return delivered
-    from sync.runner import LockBusy, deliver as inline  # asyncio and the engine: not before
+    from agent_memory.sync.runner import LockBusy, deliver as inline  # asyncio: not before
     if embed_inline is not None and not agent_client.will_start(ctx):
         embed_inline()
     store = ctx.store()
@@ -54,7 +54,7 @@ def deliver(ctx: Context, file: StoredFile, wait: float, embed_budget: float = 0
         delivered = agent_client.deliver(ctx, file, wait)
         if delivered is not None:
             return delivered
-        if agent_client.declined():  # an agent of another identity keeps the store: no wait
+        if agent_client.declined(ctx):  # an agent of another identity keeps the store: no wait
             return inline(store, ctx.config, file.session_id, file.name, lock_wait=0.0)
     return inline(store, ctx.config, file.session_id, file.name, lock_wait=wait)
 
@@ -86,8 +86,8 @@ def answer(delivered: Delivery, file: StoredFile,
 def direct(ctx: Context, command: str, **params: Any) -> tuple[Any, str]:
     """`--store logger`: the logger or nothing; no outbox file. The agent makes the call when
     one serves (cli.agent_client.call); its answer or failure is reported as if made here."""
-    from cli import agent_client, fleet_errors
-    from sync.failures import Failed, Refused, Unreachable
+    from agent_memory.cli import agent_client, fleet_errors
+    from agent_memory.sync.links.failures import Failed, Refused, Unreachable
     try:
         served = agent_client.call(ctx, command, params)
     except agent_client.AgentLost as exc:
@@ -96,11 +96,10 @@ def direct(ctx: Context, command: str, **params: Any) -> tuple[Any, str]:
             "logger may or may not have done it: read before trying again") from None
     try:
         if served is None:
-            from sync import runner
-            return runner.direct(ctx.config, command, **params), "logger"
+            return ctx.route.call(ctx.config, command, **params), "logger"
         if "result" in served:
             return served["result"], "logger"
-        from sync import delivery
+        from agent_memory.sync import delivery
         raise delivery.failure_from_dict(served["failure"])
     except (Unreachable, Refused, Failed) as exc:
         fleet_errors.raise_for(exc, refusal=lambda code, statement: RefusedError(

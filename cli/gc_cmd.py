@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from cli.context import Context
-from cli.errors import UsageError
+from agent_memory.cli.context import Context
+from agent_memory.cli.errors import UsageError
 
 
 def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
-    from outbox.retention import collect, parse_duration
-    from sync.lock import SyncLock
+    from agent_memory.outbox.retention import collect, parse_duration
+    from agent_memory.sync.lock import SyncLock
     try:
         older_than = parse_duration(args.older_than)
     except ValueError as exc:

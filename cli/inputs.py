@@ -10,8 +10,8 @@ TYPE_CHECKING = False  # typing costs the write path 3 ms: annotations only
 if TYPE_CHECKING:
     from typing import Any
 
-from cli.errors import UsageError
-from outbox import contract
+from agent_memory.cli.errors import UsageError
+from agent_memory.outbox import contract
 
 # Largest message text accepted, in UTF-8 bytes (documented in the README).
 MAX_TEXT_BYTES = 1024 * 1024

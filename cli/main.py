@@ -5,49 +5,49 @@ from __future__ import annotations
 import errno
 import sys
 
-from cli import output
-from cli.errors import CliError, NoRoomError, StoreUnavailableError, UsageError
-from outbox.atomic import UnsafePathError
-from cli.parser import VERSION, build, command_in
+from agent_memory.cli import output
+from agent_memory.cli.errors import CliError, NoRoomError, StoreUnavailableError, UsageError
+from agent_memory.outbox.atomic import UnsafePathError
+from agent_memory.cli.parser import VERSION, build, command_in
 
 
 def _dispatch(ctx, args) -> tuple[object, str]:
     command = args.command
     if command == "session":
-        from cli import session_cmd
+        from agent_memory.cli import session_cmd
         return session_cmd.run(ctx, args)
     if command == "write":
-        from cli import write_cmd
+        from agent_memory.cli import write_cmd
         return write_cmd.run(ctx, args)
     if command in ("read", "get", "sessions"):
-        from cli import read_cmd
+        from agent_memory.cli import read_cmd
         return read_cmd.run(ctx, args)
     if command in ("search", "working-set"):
-        from cli import retrieval_cmd
+        from agent_memory.cli import retrieval_cmd
         return retrieval_cmd.run(ctx, args)
     if command == "embed":
-        from cli import embed_cmd
+        from agent_memory.cli import embed_cmd
         return embed_cmd.run(ctx, args)
     if command in ("sync", "import"):
-        from cli import sync_cmd
+        from agent_memory.cli import sync_cmd
         return sync_cmd.run(ctx, args)
     if command == "status":
-        from cli import status_cmd
+        from agent_memory.cli import status_cmd
         return status_cmd.run(ctx, args)
     if command == "config":
-        from cli import config_cmd
+        from agent_memory.cli import config_cmd
         return config_cmd.run(ctx, args)
     if command == "store":
-        from cli import store_cmd
+        from agent_memory.cli import store_cmd
         return store_cmd.run(ctx, args)
     if command == "agent":
-        from cli import agent_cmd
+        from agent_memory.cli import agent_cmd
         return agent_cmd.run(ctx, args)
     if command == "gc":
-        from cli import gc_cmd
+        from agent_memory.cli import gc_cmd
         return gc_cmd.run(ctx, args)
     if command == "verify":
-        from cli import verify_cmd
+        from agent_memory.cli import verify_cmd
         return verify_cmd.run(ctx, args)
     raise UsageError(f"unknown command {command!r}")
 
@@ -81,6 +81,30 @@ def execute(ctx, args) -> tuple[int, dict]:
         return error.exit_code, output.failure_envelope(error)
     except Exception as exc:  # unexpected: still one JSON object, and the trace on stderr
         return _unexpected(exc)
+
+
+def serve_command(argv: list[str], project_root: str, config_source: str | None,
+                  route) -> dict:
+    """A read-side command (SERVED, `status --probe`) the project's agent runs for a caller:
+    this very code on the caller's arguments, in the agent's store and configuration, its fleet
+    calls over the agent's open links (`route`): {"ok", "exit_code", "line"}, or {"ok": False,
+    "error"} for arguments the agent does not serve. The shell hands this function to the agent
+    (cli.watch_cmd), so the agent never reaches back up into the CLI."""
+    from agent_memory.cli.context import Context
+    try:
+        args = build(command_in(argv)).parse_args(argv)
+    except (SystemExit, CliError) as exc:  # the caller parsed it: never happens in use
+        return {"ok": False, "error": f"arguments not served: {exc}"}
+    if args.command not in SERVED and not (args.command == "status" and args.probe):
+        return {"ok": False, "error": f"{args.command!r} is not served by the agent"}
+    args.project_root = project_root
+    args.config = config_source
+    ctx = Context(args, route=route)
+    try:
+        rc, envelope = execute(ctx, args)
+    finally:
+        ctx.close()
+    return {"ok": True, "exit_code": rc, "line": output.render(envelope)}
 
 
 def _unexpected(exc: BaseException) -> tuple[int, dict]:
@@ -119,10 +143,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.command in ("session", "config", "store", "agent") and args.action is None:
             raise UsageError(f"`{args.command}` needs an action: run "
                              f"`agent-memory {args.command} --help`")
-        from cli.context import Context
+        from agent_memory.cli.context import Context
         ctx = Context(args)
         if args.command in SERVED or (args.command == "status" and args.probe):
-            from cli import agent_client
+            from agent_memory.cli import agent_client
             served = agent_client.serve(ctx, args, argv)
             if served is not None:
                 rc, line = served
@@ -130,8 +154,8 @@ def main(argv: list[str] | None = None) -> int:
                 return rc
         rc, envelope = execute(ctx, args)
         output.emit(output.render(envelope))
-        agent_client = sys.modules.get("cli.agent_client")
-        if agent_client is not None:  # loaded by a command that looked for the agent
+        if ctx.agent_wanted:  # no agent answered this command: start one for the next
+            from agent_memory.cli import agent_client
             agent_client.after_command(ctx)
         return rc
     except CliError as exc:

@@ -9,7 +9,7 @@ TYPE_CHECKING = False  # typing costs the write path 3 ms: annotations only
 if TYPE_CHECKING:
     from typing import Any
 
-from cli.errors import CliError
+from agent_memory.cli.errors import CliError
 
 
 def render(envelope: dict[str, Any]) -> str:

@@ -9,7 +9,7 @@ TYPE_CHECKING = False  # typing costs the write path 3 ms: annotations only
 if TYPE_CHECKING:
     from typing import NoReturn
 
-from cli.errors import UsageError
+from agent_memory.cli.errors import UsageError
 
 # The write path pays for every millisecond of start-up, and argparse spends some on what a
 # command line that parses never shows: a translation lookup for each of its own messages
@@ -33,7 +33,7 @@ def _formatter(prog: str) -> argparse.HelpFormatter:
     return argparse.HelpFormatter(prog, width=max(columns - 2, 20))
 
 
-from sync.identity import VERSION  # noqa: E402 - one version string, read by the agent too
+from agent_memory.sync.identity import VERSION  # noqa: E402 - one version string, read by the agent too
 STORE_MODES = ("auto", "logger", "file")
 
 

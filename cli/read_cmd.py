@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from cli import inputs
-from cli.context import Context
-from cli.errors import NotFoundError, UsageError
-from outbox import contract, views
+from agent_memory.cli import inputs
+from agent_memory.cli.context import Context
+from agent_memory.cli.errors import NotFoundError, UsageError
+from agent_memory.outbox import contract, views
 
 
 def _block_size(value: int | None) -> int:
@@ -89,11 +89,10 @@ OUTBOX_CONTINUATION = "outbox:"
 def _logger(ctx: Context, command: str, **params: Any):
     """The logger's answer data, or None when it is unreachable (or refuses this
     configuration's credentials) in auto mode."""
-    from cli import fleet_errors
-    from sync import runner
-    from sync.failures import Failed, Refused, Unreachable
+    from agent_memory.cli import fleet_errors
+    from agent_memory.sync.links.failures import Failed, Refused, Unreachable
     try:
-        return runner.direct(ctx.config, command, **params)
+        return ctx.route.call(ctx.config, command, **params)
     except Unreachable as exc:
         if ctx.store_mode == "logger":
             fleet_errors.raise_for(exc)
@@ -105,7 +104,7 @@ def _logger(ctx: Context, command: str, **params: Any):
 
 def _local_store(ctx: Context):
     """The file store when auto mode may merge from it, else None."""
-    from cli.errors import StoreUnavailableError
+    from agent_memory.cli.errors import StoreUnavailableError
     if ctx.store_mode != "auto":
         return None
     try:
@@ -115,14 +114,14 @@ def _local_store(ctx: Context):
 
 
 def _pending_entries(store, session_id: str) -> list[dict[str, Any]]:
-    from outbox.store import PENDING
+    from agent_memory.outbox.store import PENDING
     messages, _bad = store.messages(session_id, (PENDING,))
     ordered = sorted(messages, key=lambda m: (m.record.sequence_number, m.file.name))
     return [views.message_entry(m) for m in ordered]
 
 
 def logger_read(ctx: Context, args):
-    from cli.errors import RefusedError
+    from agent_memory.cli.errors import RefusedError
     session_id = inputs.session_id(args.session_id)
     start = inputs.non_negative(args.start, "--start")
     block_size = _block_size(args.block_size)
@@ -202,7 +201,7 @@ def logger_sessions(ctx: Context, args):
     store = _local_store(ctx)
     if store is None or data.get("more"):
         return data, "logger"
-    from outbox.store import PENDING
+    from agent_memory.outbox.store import PENDING
     known = {e["session_id"] for e in data["sessions"]}
     extra = []
     for session_id in store.pending_session_ids():
@@ -228,5 +227,5 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
         if answer is not None:
             return answer
     handler = {"read": read, "get": get, "sessions": sessions}[args.command]
-    from cli.fleet_errors import warn
+    from agent_memory.cli.fleet_errors import warn
     return warn(ctx, handler(ctx, args)), "file"

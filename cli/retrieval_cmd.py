@@ -15,12 +15,12 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from cli import inputs
-from cli.context import Context
-from cli.embed_cmd import EmbeddingUnavailableError
-from cli.errors import (CliError, RefusedError, StoreUnavailableError,
+from agent_memory.cli import inputs
+from agent_memory.cli.context import Context
+from agent_memory.cli.embed_cmd import EmbeddingUnavailableError
+from agent_memory.cli.errors import (CliError, RefusedError, StoreUnavailableError,
                         UsageError, from_refusal)
-from outbox import contract
+from agent_memory.outbox import contract
 
 
 # --- arguments -------------------------------------------------------------------------------
@@ -92,7 +92,7 @@ def _model(ctx: Context) -> tuple[str, int]:
 
 
 def open_local(ctx: Context):
-    from sync.vector_index import open_index
+    from agent_memory.sync.vectors.index import open_index
     store = ctx.store()
     model, dimension = _model(ctx)
     return store, open_index(store, model, dimension, progress=_progress)
@@ -102,16 +102,15 @@ def query_vector(ctx: Context, store, text: str):
     """The configured model's vector of `text`: from the query cache, else the embedder.
     Raises sync.failures Unreachable / Refused / Failed."""
     import numpy as np
-    from sync.failures import Unreachable
-    from sync.vector_index import cache_query, cached_query
+    from agent_memory.sync.links.failures import Unreachable
+    from agent_memory.sync.vectors.index import cache_query, cached_query
     model, dimension = _model(ctx)
     cached = cached_query(store, model, dimension, text)
     if cached is not None:
         return cached
     if ctx.config.embedder is None:
         raise Unreachable("no embedder is configured (embedding_client section)")
-    from sync.embedder_link import embed_now
-    vector = np.asarray(embed_now(ctx.config, [text])[0], dtype=np.float32)
+    vector = np.asarray(ctx.route.embed(ctx.config, [text])[0], dtype=np.float32)
     cache_query(store, model, dimension, text, vector)
     return vector
 
@@ -129,8 +128,8 @@ def _refused(exc) -> CliError:
 
 
 def local_search(ctx: Context, params: dict[str, Any], ranking: str) -> dict[str, Any]:
-    from sync import local_search as ls
-    from sync.failures import Failed, Refused, Unreachable
+    from agent_memory.sync.vectors import search as ls
+    from agent_memory.sync.links.failures import Failed, Refused, Unreachable
     store, index = open_local(ctx)
     common = {k: params[k] for k in ("scope", "filters", "mode", "page_size", "page_offset")}
     common["target"] = params["scope_target"]
@@ -153,8 +152,8 @@ def local_search(ctx: Context, params: dict[str, Any], ranking: str) -> dict[str
 
 
 def local_working_set(ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
-    from sync import local_search as ls
-    from sync.failures import Failed, Refused, Unreachable
+    from agent_memory.sync.vectors import search as ls
+    from agent_memory.sync.links.failures import Failed, Refused, Unreachable
     store, index = open_local(ctx)
     session_id = params["session_id"]
     if not ls.session_known(index, session_id):
@@ -184,11 +183,10 @@ def local_working_set(ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
 # --- the logger side, with pending messages merged ---------------------------------------------
 def _logger_call(ctx: Context, command: str, **params: Any):
     """(answer data, None) or (None, Unreachable) for auto mode; refusals raise."""
-    from cli import fleet_errors
-    from sync import runner
-    from sync.failures import Failed, Refused, Unreachable
+    from agent_memory.cli import fleet_errors
+    from agent_memory.sync.links.failures import Failed, Refused, Unreachable
     try:
-        return runner.direct(ctx.config, command, **params), None
+        return ctx.route.call(ctx.config, command, **params), None
     except Unreachable as exc:
         if ctx.store_mode == "logger":
             fleet_errors.raise_for(exc)
@@ -203,8 +201,8 @@ def pending_positions(store, index, session_ids=None):
     """Index positions of the messages still pending in the outbox (optionally of some
     sessions)."""
     import numpy as np
-    from outbox import names
-    from outbox.store import PENDING
+    from agent_memory.outbox import names
+    from agent_memory.outbox.store import PENDING
     wanted = session_ids if session_ids is not None else store.pending_session_ids()
     stems = set()
     for sid in wanted:
@@ -219,8 +217,8 @@ def pending_positions(store, index, session_ids=None):
 def _merge_pending_search(ctx: Context, params: dict[str, Any], logger_data: dict[str, Any]
                           ) -> tuple[dict[str, Any], bool]:
     import numpy as np
-    from sync import local_search as ls
-    from sync.failures import Failed, Refused, Unreachable
+    from agent_memory.sync.vectors import search as ls
+    from agent_memory.sync.links.failures import Failed, Refused, Unreachable
     try:
         store, index = open_local(ctx)
     except StoreUnavailableError:
@@ -301,8 +299,8 @@ def logger_search(ctx: Context, params: dict[str, Any]):
 
 def logger_working_set(ctx: Context, params: dict[str, Any]):
     import numpy as np
-    from sync import local_search as ls
-    from sync.failures import Failed, Refused, Unreachable
+    from agent_memory.sync.vectors import search as ls
+    from agent_memory.sync.links.failures import Failed, Refused, Unreachable
     call = {k: v for k, v in params.items() if v is not None}
     store = index = None
     pending_anchor = None
@@ -381,7 +379,7 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
         if answer is not None:
             return answer
         _progress("logger unreachable; answering from the file store")
-    from cli.fleet_errors import warn
+    from agent_memory.cli.fleet_errors import warn
     if args.command == "search":
         return warn(ctx, local_search(ctx, params, ranking)), "file"
     return warn(ctx, local_working_set(ctx, params)), "file"

@@ -6,11 +6,11 @@ TYPE_CHECKING = False  # typing costs the write path 3 ms: annotations only
 if TYPE_CHECKING:
     from typing import Any
 
-from cli import inputs
-from cli.errors import RefusedError
-from cli.context import Context
-from outbox import contract, views
-from outbox.store import StoredFile
+from agent_memory.cli import inputs
+from agent_memory.cli.errors import RefusedError
+from agent_memory.cli.context import Context
+from agent_memory.outbox import contract, views
+from agent_memory.outbox.store import StoredFile
 
 
 SESSION_WAIT = 1.0  # seconds a session event waits for the logger's confirmation
@@ -30,14 +30,14 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
                       if args.metadata is not None else None}
     side = ctx.side()  # configuration problems and --store logger without a logger first
     if ctx.store_mode == "logger":
-        from cli.forwarding import direct
+        from agent_memory.cli.forwarding import direct
         if args.action == "open":
             attributes["dialogue_kind"] = tuple(attributes["dialogue_kind"])
             return direct(ctx, "open_session", session_id=session_id, **attributes)
         return direct(ctx, f"{args.action}_session", session_id=session_id)
     answer, file = record_event(ctx, session_id, args.action, attributes)
     if side == "logger" and file is not None:
-        from cli.forwarding import forward
+        from agent_memory.cli.forwarding import forward
         return forward(ctx, file, answer, wait=SESSION_WAIT)
     return answer, "file"
 

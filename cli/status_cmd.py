@@ -17,18 +17,18 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from cli.context import Context
-from cli.errors import CliError
+from agent_memory.cli.context import Context
+from agent_memory.cli.errors import CliError
 
 PROBE_TIMEOUT = 5.0
 
 
 def _watcher(store_path: str) -> dict[str, Any]:
-    from sync import watcher_state
-    from sync.lock import SyncLock
+    from agent_memory.sync.agent import published
+    from agent_memory.sync.lock import SyncLock
     holder = SyncLock(store_path).holder()
-    state = watcher_state.read(store_path)
-    alive = watcher_state.watcher_pid(store_path, holder)
+    state = published.read(store_path)
+    alive = published.watcher_pid(store_path, holder)
     info: dict[str, Any] = {"alive": alive is not None, "pid": alive, "lock_holder_pid": holder}
     if holder is not None and alive is None:
         info["lock_holder"] = "a one-shot sync or an inline forward (not a watcher)"
@@ -45,8 +45,8 @@ def _watcher(store_path: str) -> dict[str, Any]:
 async def _probe_logger(config) -> dict[str, Any]:
     if config.logger is None:
         return {"configured": False, "answers": False}
-    from sync.failures import Credentials, Refused
-    from sync.logger_link import LoggerLink, RetryPolicy
+    from agent_memory.sync.links.failures import Credentials, Refused
+    from agent_memory.sync.links.logger import LoggerLink, RetryPolicy
     started = time.perf_counter()
     try:
         async with LoggerLink(config, RetryPolicy(attempts=1)) as link:
@@ -66,12 +66,12 @@ async def _probe_logger(config) -> dict[str, Any]:
 async def _probe_embedder(config) -> dict[str, Any]:
     if config.embedder is None:
         return {"configured": False, "answers": False}
-    from sync.failures import Credentials, Refused
-    from sync.logger_link import RetryPolicy
+    from agent_memory.sync.links.failures import Credentials, Refused
+    from agent_memory.sync.links.logger import RetryPolicy
     model = config.embedding_model
     started = time.perf_counter()
     try:
-        from sync.embedder_link import embed_texts
+        from agent_memory.sync.links.embedder import embed_texts
         vectors = await asyncio_wait_for(
             embed_texts(config, ["agent-memory status probe"], timeout=PROBE_TIMEOUT,
                         policy=RetryPolicy(attempts=1)), PROBE_TIMEOUT)
@@ -92,7 +92,7 @@ async def _probe_embedder(config) -> dict[str, Any]:
 
 
 def _refused_credentials(exc, started: float) -> dict[str, Any]:
-    from sync.credentials import FIXES
+    from agent_memory.sync.links.failures import FIXES
     return {"configured": True, "answers": False, "credentials": exc.kind, "error": exc.reason,
             "fix": FIXES.get(exc.kind), "seconds": round(time.perf_counter() - started, 3)}
 
@@ -100,7 +100,7 @@ def _refused_credentials(exc, started: float) -> dict[str, Any]:
 def credentials_report(config, watcher: dict[str, Any]) -> dict[str, Any] | None:
     """What is wrong with the credentials, as far as can be told without the network: the
     certificate files of both sections, and a refusal the watcher met last."""
-    from sync.credentials import file_problems
+    from agent_memory.sync.links.credentials import file_problems
     problems: list[str] = []
     warnings: list[str] = []
     for name in ("ailogger_client", "embedding_client"):
@@ -130,7 +130,7 @@ async def asyncio_wait_for(awaitable, seconds: float):
 
 
 def _describe(exc: BaseException) -> str:
-    from sync.failures import describe
+    from agent_memory.sync.links.failures import describe
     return describe(exc)[:500]
 
 
@@ -145,12 +145,12 @@ def _probe(config) -> dict[str, Any]:
 
 
 def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
-    from sync import watcher_state
+    from agent_memory.sync.agent import published
     store = ctx.store()
-    data: dict[str, Any] = {"store": store.path, "at": watcher_state.iso()}
-    data.update(watcher_state.survey(store.path))
+    data: dict[str, Any] = {"store": store.path, "at": published.iso()}
+    data.update(published.survey(store.path))
     data["watcher"] = _watcher(store.path)
-    from cli.agent_cmd import agent_status
+    from agent_memory.cli.agent_cmd import agent_status
     data["agent"] = agent_status(store.path, ctx)
     try:
         config = ctx.config

@@ -5,11 +5,11 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from cli.context import Context
-from cli.errors import StoreUnavailableError
-from outbox import atomic
-from outbox.availability import git_ignores
-from outbox.names import STORE_DIR
+from agent_memory.cli.context import Context
+from agent_memory.cli.errors import StoreUnavailableError
+from agent_memory.outbox import atomic
+from agent_memory.outbox.availability import git_ignores
+from agent_memory.outbox.names import STORE_DIR
 
 
 def run(ctx: Context, args) -> tuple[dict[str, Any], str]:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from cli import inputs
-from cli.context import Context
-from cli.errors import CliError, LoggerUnreachableError, RefusedError, StoreHeldError
+from agent_memory.cli import inputs
+from agent_memory.cli.context import Context
+from agent_memory.cli.errors import CliError, LoggerUnreachableError, RefusedError, StoreHeldError
 
 # How long a one-shot sync of another configuration waits for the store: an autostarted agent
 # handing over, or a one-shot sync or inline forward finishing.
@@ -31,7 +31,7 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
         raise LoggerUnreachableError("no logger is configured (ailogger_client section): "
                                      "nothing can be forwarded")
     if getattr(args, "watch", False):
-        from cli import watch_cmd
+        from agent_memory.cli import watch_cmd
         return watch_cmd.run(ctx, args)
     store = ctx.store()
     lock_wait = 0.0
@@ -48,10 +48,10 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
                                 "(none held a record)"]
         return data, "file"
 
-    from sync.engine import Limits
-    from sync.failures import Credentials, Failed, Refused, Unreachable
-    from sync.log import get_logger
-    from sync.runner import LockBusy, run as run_sync
+    from agent_memory.sync.engine import Limits
+    from agent_memory.sync.links.failures import Credentials, Failed, Refused, Unreachable
+    from agent_memory.sync.log import get_logger
+    from agent_memory.sync.runner import LockBusy, run as run_sync
     log = get_logger()
     limits = Limits(batch_items=args.batch_items, batch_bytes=args.batch_bytes,
                     quarantine_after=args.quarantine_after,
@@ -66,7 +66,7 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
                 "reason": f"another process (pid {exc.holder}) holds the sync lock and "
                           "forwards this store with this configuration"}, "file"
     except Credentials as exc:
-        from cli import fleet_errors
+        from agent_memory.cli import fleet_errors
         fleet_errors.raise_for(exc)
     except Unreachable as exc:
         raise LoggerUnreachableError(f"logger unreachable: {exc}; pending files stay pending "
@@ -92,8 +92,8 @@ def _held_by_another(ctx: Context, store) -> dict[str, Any] | float | None:
     the lock when the holder runs with another identity and lets go (an autostarted agent hands
     over; a one-shot sync finishes). StoreHeldError when it keeps the store (an agent started
     by hand or by systemd)."""
-    from sync import identity
-    from sync.lock import SyncLock
+    from agent_memory.sync import identity
+    from agent_memory.sync.lock import SyncLock
     lock = SyncLock(store.path)
     holder = lock.holder()
     if holder is None:
@@ -103,7 +103,7 @@ def _held_by_another(ctx: Context, store) -> dict[str, Any] | float | None:
         return {"skipped": True, "holder_pid": holder,
                 "reason": f"another process (pid {holder}) holds the sync lock and forwards "
                           "this store with this configuration"}
-    from cli import agent_client
+    from agent_memory.cli import agent_client
     claimed = agent_client.claim(ctx)
     if claimed == "same":
         return {"skipped": True, "holder_pid": holder,
@@ -119,7 +119,7 @@ def _held_by_another(ctx: Context, store) -> dict[str, Any] | float | None:
 def _still_held(ctx: Context, store, holder: int | None, theirs: dict[str, Any] | None) -> None:
     """The lock stayed busy: fine when its holder forwards with this configuration, else a
     StoreHeldError that names it."""
-    from sync import identity
+    from agent_memory.sync import identity
     mine = identity.of(store.path, ctx.config)
     if theirs is None or not identity.differences(mine, theirs):
         return

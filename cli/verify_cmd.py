@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from cli.context import Context
-from cli.errors import CliError
+from agent_memory.cli.context import Context
+from agent_memory.cli.errors import CliError
 
 
 def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
-    from outbox.verify import verify
+    from agent_memory.outbox.verify import verify
     model = ctx.config.embedding_model
     report = verify(ctx.store(), model["model"], int(model["dimension"]))
     if not report["ok"]:

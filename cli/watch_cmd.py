@@ -4,7 +4,7 @@ on stderr). A second watcher on the same store answers at once, exit 0, with the
 
 The watcher is the project's agent: once it holds the sync lock it serves the CLI on the store's
 socket (sync.agent_server, cli.agent_service) with the fleet links it keeps open
-(sync.resident_links)."""
+(sync.links.resident.Pool)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import os
 import sys
 from typing import Any
 
-from cli.context import Context
-from cli.errors import UsageError
+from agent_memory.cli.context import Context
+from agent_memory.cli.errors import UsageError
 
 
 def _non_negative(value: float, flag: str) -> float:
@@ -29,9 +29,9 @@ def _positive(value: float, flag: str) -> float:
 
 
 def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
-    from sync.engine import Limits
-    from sync.log import get_logger
-    from sync.watcher import Watcher, WatchOptions, install_log_bridge
+    from agent_memory.sync.engine import Limits
+    from agent_memory.sync.log import get_logger
+    from agent_memory.sync.agent.watcher import Watcher, WatchOptions, install_log_bridge
     options = WatchOptions(
         debounce=_non_negative(args.debounce, "--debounce"),
         max_delay=_non_negative(args.max_delay, "--max-delay"),
@@ -52,13 +52,13 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
     _keep_agent_lock()
     store = ctx.store()
     if not args.autostarted:  # an autostarted agent of another identity hands the store over
-        from cli import agent_client
+        from agent_memory.cli import agent_client
         agent_client.claim(ctx)
     # For the watcher's whole life, whatever is written to stdout (a library's stray print
     # included) lands on stderr: stdout carries the one summary object, printed after. And
     # stderr never blocks it (sync.stderr_pump): a pipe nobody reads must not stall the loop
     # and the commands the agent serves.
-    from sync.stderr_pump import StderrPump
+    from agent_memory.sync.agent.stderr_pump import StderrPump
     sys.stdout.flush()
     sys.stderr.flush()
     real_stdout = os.dup(1)
@@ -69,13 +69,8 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
     try:
         log = get_logger("agent-memory.watch")
         install_log_bridge(log)
-        from sync import resident_links
-        resident_links.install()
-        try:
-            summary, ran = Watcher(store, ctx.config, options, log,
-                                   server_factory=_server_factory(ctx, log)).run()
-        finally:
-            resident_links.uninstall()
+        summary, ran = Watcher(store, ctx.config, options, log,
+                               server_factory=_server_factory(log)).run()
     finally:
         pump.close()
         sys.stdout, sys.stderr = streams
@@ -95,12 +90,13 @@ def _keep_agent_lock() -> None:
             pass
 
 
-def _server_factory(ctx: Context, log):
-    from cli.agent_service import AgentService
-    from sync import agent_socket
-    from sync.agent_server import AgentServer
+def _server_factory(log):
+    from agent_memory.sync.agent.service import AgentService
+    from agent_memory.sync.agent import channel
+    from agent_memory.sync.agent.server import AgentServer
 
     def make(watcher):
-        service = AgentService(watcher)
-        return AgentServer(agent_socket.socket_path(watcher.path), service.handle, log)
+        from agent_memory.cli.main import serve_command
+        service = AgentService(watcher, serve_command)
+        return AgentServer(channel.socket_path(watcher.path), service.handle, log)
     return make

@@ -6,11 +6,11 @@ TYPE_CHECKING = False  # typing costs the write path 3 ms: annotations only
 if TYPE_CHECKING:
     from typing import Any
 
-from cli import inputs
-from cli.context import Context
-from cli.errors import RefusedError
-from outbox import contract, encoding
-from outbox.store import MessageExists, StoredFile
+from agent_memory.cli import inputs
+from agent_memory.cli.context import Context
+from agent_memory.cli.errors import RefusedError
+from agent_memory.outbox import contract, encoding
+from agent_memory.outbox.store import MessageExists, StoredFile
 
 
 def fields_from(args) -> dict[str, Any]:
@@ -84,43 +84,21 @@ def embed_budget(args, store_mode: str) -> float:
     return max(0.0, value)
 
 
-def vector_record(config, budget: float, record: dict[str, Any],
-                  where: str) -> dict[str, Any] | None:
-    """The `.emb` record of a new message when the embedder answers within the budget, else
-    None (a line on stderr says why): the write still succeeds and `embed` or the watcher fills
-    the vector later. A vector of another model or dimension is never returned."""
-    if budget <= 0:
-        return None
-    from sync.embedder_link import embed_now
-    from sync.logger_link import RetryPolicy
-    try:
-        vector = embed_now(config, [record["text"]], budget=budget,
-                           policy=RetryPolicy(attempts=2, initial=0.05, maximum=0.2))[0]
-    except Exception as exc:  # embedder down, slow, refusing or mismatched: .msg stands alone
-        import sys
-        sys.stderr.write(f"agent-memory: no vector for {where} yet: "
-                         f"{type(exc).__name__}: {exc}\n")
-        return None
-    model = config.embedding_model
-    return encoding.vector(message_id=record["message_id"], model=model["model"],
-                           dimension=int(model["dimension"]), embedding=vector)
-
-
 def embed_on_write(ctx: Context, budget: float, file: StoredFile,
                    record: dict[str, Any]) -> bool:
     """The `.emb` beside the new `.msg` when the embedder answers within the budget."""
-    vector = vector_record(ctx.config, budget, record, file.relpath)
+    if budget <= 0:
+        return False
+    from agent_memory.sync.vectors.emb import vector_for, write_vector
+    vector = vector_for(ctx.route, ctx.config, budget, record, file.relpath)
     if vector is None:
         return False
     try:
-        ctx.store().append_vector(file.session_id, file.name, vector)
-    except FileExistsError:  # the watcher's backfill was quicker
-        pass
+        return write_vector(ctx.store(), file.session_id, file.name, vector)
     except OSError as exc:
         import sys
         sys.stderr.write(f"agent-memory: no vector for {file.relpath} yet: {exc}\n")
         return False
-    return True
 
 
 def check_outbox_cap(ctx: Context, fields: dict[str, Any]) -> None:
@@ -137,7 +115,7 @@ def check_outbox_cap(ctx: Context, fields: dict[str, Any]) -> None:
         reached = f"{size} pending bytes: outbox.max_pending_bytes is {max_bytes}"
     else:
         return
-    from cli.errors import NoRoomError
+    from agent_memory.cli.errors import NoRoomError
     raise NoRoomError(f"the outbox is full ({reached}); nothing was written: bring the logger "
                       "back (`agent-memory sync` forwards the outbox) or raise the cap",
                       code="OUTBOX_FULL", pending_messages=messages, pending_bytes=size)
@@ -148,7 +126,7 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
     budget = embed_budget(args, ctx.store_mode)  # a bad value is refused before any write
     side = ctx.side()
     if ctx.store_mode == "logger":
-        from cli.forwarding import direct
+        from agent_memory.cli.forwarding import direct
         params = dict(fields)
         if "occurred_at" in params:
             params["occurred_at"] = contract.normalise_occurred_at(params["occurred_at"])
@@ -161,14 +139,14 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
     try:
         file, record = store.append_message(fields)
     except MessageExists as exc:
-        from outbox.records import as_dict
+        from agent_memory.outbox.records import as_dict
         file, record = exc.existing.file, as_dict(exc.existing.record)
         if not same_content(record, fields):
             raise RefusedError(f"message {fields['message_id']} already exists with different "
                                "content", code=contract.MESSAGE_CONFLICT) from None
     answer = append_answer(file, record)
     if side == "logger" and file.area == "pending":
-        from cli import forwarding
+        from agent_memory.cli import forwarding
         embed_here = None
         if ctx.config.embedder is not None:
             def embed_here() -> None:

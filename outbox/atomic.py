@@ -14,7 +14,7 @@ import errno
 import os
 import stat
 
-from outbox.names import TEMP_PREFIX
+from agent_memory.outbox.names import TEMP_PREFIX
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import stat
 
-from outbox.names import STORE_DIR
+from agent_memory.outbox.names import STORE_DIR
 
 
 class StoreUnavailable(Exception):

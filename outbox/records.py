@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from outbox import encoding
+from agent_memory.outbox import encoding
 
 FORMAT_VERSION = encoding.FORMAT_VERSION
 

@@ -18,8 +18,8 @@ import stat
 import time
 from typing import Any
 
-from outbox import atomic, names, records
-from outbox.store import IMPORTED, Store
+from agent_memory.outbox import atomic, names, records
+from agent_memory.outbox.store import IMPORTED, Store
 
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smhdw])$")
 _UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}

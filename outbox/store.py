@@ -17,9 +17,9 @@ TYPE_CHECKING = False  # typing costs the write path 3 ms: annotations only
 if TYPE_CHECKING:
     from typing import Any, Iterator
 
-from outbox import atomic, encoding, names
-from outbox.availability import StoreUnavailable, check_available
-from outbox.contract import format_utc, is_valid_session_id, new_uuid4, normalise_occurred_at
+from agent_memory.outbox import atomic, encoding, names
+from agent_memory.outbox.availability import StoreUnavailable, check_available
+from agent_memory.outbox.contract import format_utc, is_valid_session_id, new_uuid4, normalise_occurred_at
 
 PENDING = "pending"
 IMPORTED = "imported"
@@ -282,7 +282,7 @@ class Store:
         Raises records.RecordError or OSError. msgspec is imported here, not at module level:
         the write path never decodes.
         """
-        from outbox import records
+        from agent_memory.outbox import records
         return records.decode(self.read_bytes(file), records.KINDS[kind])
 
     def messages(self, session_id: str, areas: tuple[str, ...] = (PENDING, IMPORTED)

@@ -17,8 +17,8 @@ import os
 import time
 from typing import Any
 
-from outbox import atomic, names, records
-from outbox.store import IMPORTED, PENDING, QUARANTINED, Store, StoredFile
+from agent_memory.outbox import atomic, names, records
+from agent_memory.outbox.store import IMPORTED, PENDING, QUARANTINED, Store, StoredFile
 
 STALE_TEMPORARY_S = 3600.0
 _KIND = {names.MESSAGE_EXT: "message", names.EVENT_EXT: "event", names.VECTOR_EXT: "vector"}

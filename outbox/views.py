@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterable
 
-from outbox import contract
-from outbox.store import StoredFile, StoredMessage
+from agent_memory.outbox import contract
+from agent_memory.outbox.store import StoredFile, StoredMessage
 
 if TYPE_CHECKING:
-    from outbox import records
+    from agent_memory.outbox import records
 
 
 def message_entry(stored: StoredMessage) -> dict[str, Any]:

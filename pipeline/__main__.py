@@ -17,8 +17,8 @@ import json
 import sys
 import time
 
-from pipeline import checks  # noqa: F401  (registers the checks)
-from pipeline.registry import CHECKS, CheckFailed
+from . import checks  # noqa: F401  (registers the checks)
+from .registry import CHECKS, CheckFailed
 
 
 def _line(obj: dict) -> None:
@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
         _line({"error": "usage", "message": f"unknown check(s): {', '.join(unknown)}; "
                                             "see --list"})
         return 2
-    from sync.config import ConfigInvalid, load, locate
+    from agent_memory.sync.config import ConfigInvalid, load, locate
     try:
         config = load(args.config)
     except ConfigInvalid as exc:
@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
         _line({"error": "config", "message": "the configuration names no logger "
                                              "(ailogger_client section): nothing to check"})
         return 6
-    from pipeline.scratch import Run
+    from .scratch import Run
     run = Run(config.source or locate(args.config)[0])
     passed = failed = 0
     try:
@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
             passed += result["passed"]
             failed += not result["passed"]
     finally:
-        from pipeline.logger import delete_sessions
+        from .logger import delete_sessions
         try:
             left = delete_sessions(config, run.sessions)
         except Exception as exc:

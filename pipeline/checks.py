@@ -8,10 +8,10 @@ import json
 import os
 import socket
 
-from pipeline import logger
-from pipeline.registry import CheckFailed, check, expect
-from pipeline.scratch import Run
-from sync.config import load
+from . import logger
+from .registry import CheckFailed, check, expect
+from .scratch import Run
+from agent_memory.sync.config import load
 
 
 def _config(run: Run):
@@ -69,12 +69,12 @@ def logger_answers(run: Run) -> None:
 
 @check("embedder-answers", "the embedder answers with the configured model and dimension")
 def embedder_answers(run: Run) -> None:
-    from sync.embedder_link import embed_now
+    from agent_memory.sync.links.route import Route
     config = _config(run)
     expect(config.embedder is not None, "an embedder is configured", "embedding_client section",
            None)
     try:
-        [vector] = embed_now(config, ["agent-memory pipeline probe"], budget=30)
+        [vector] = Route().embed(config, ["agent-memory pipeline probe"], budget=30)
     except Exception as exc:  # the link checks model and dimension of the answer itself
         raise CheckFailed("embed answers", config.embedding_model,
                           f"{type(exc).__name__}: {exc}")
@@ -185,7 +185,7 @@ def exit_store(run: Run) -> None:
 
 @check("exit-5-not-found", "get of an unknown message id is exit 5")
 def exit_not_found(run: Run) -> None:
-    from outbox.contract import new_uuid4
+    from agent_memory.outbox.contract import new_uuid4
     answer = run.project("not-found").am("get", new_uuid4())
     expect(answer.rc == 5, "exit 5", 5, answer.brief())
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from sync.config import Config
-from sync.logger_link import LoggerLink
+from agent_memory.sync.config import Config
+from agent_memory.sync.links.logger import LoggerLink
 
 
 def call(config: Config, command: str, **params: Any) -> Any:

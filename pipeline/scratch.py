@@ -137,6 +137,6 @@ class Scratch:
                        "--receiver-identity", "agent", "--text", text, *extra, config=config)
 
     def final_files(self, session_id: str, area: str = "") -> list[str]:
-        from outbox.names import is_final
+        from agent_memory.outbox.names import is_final
         path = os.path.join(self.store, area, session_id)
         return sorted(n for n in os.listdir(path) if is_final(n)) if os.path.isdir(path) else []

@@ -90,14 +90,14 @@ def append_answer(entry: dict[str, Any], known: dict[str, Any] | None) -> dict[s
         answer["text_head"] = known["text_head"]
         answer["text_tail"] = known.get("text_tail")
     elif isinstance(entry.get("text"), str):
-        from outbox.contract import excerpts
+        from agent_memory.outbox.contract import excerpts
         answer.update(excerpts(entry["text"]))
     return answer
 
 
 def failure_as_dict(exc: BaseException) -> dict[str, Any]:
     """A fleet failure (sync.failures) as JSON, for the agent's socket (`call`)."""
-    from sync.failures import Credentials, Failed, Refused, Unreachable, describe
+    from agent_memory.sync.links.failures import Credentials, Failed, Refused, Unreachable, describe
     if isinstance(exc, Failed):
         return {"kind": "failed", "message": str(exc)}
     if isinstance(exc, Credentials):
@@ -111,7 +111,7 @@ def failure_as_dict(exc: BaseException) -> dict[str, Any]:
 
 def failure_from_dict(failure: dict[str, Any]) -> Exception:
     """Back from `failure_as_dict`: the exception the call would have raised here."""
-    from sync.failures import Credentials, Failed, Refused, Unreachable
+    from agent_memory.sync.links.failures import Credentials, Failed, Refused, Unreachable
     kind = failure.get("kind")
     message = str(failure.get("message") or kind or "failed")
     if kind == "refused":

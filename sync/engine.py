@@ -25,13 +25,13 @@ import asyncio
 import os
 from typing import Any, Callable
 
-from outbox import names
-from outbox.atomic import UnsafeFile
-from outbox.contract import SESSION_UNKNOWN, RELATION_INADMISSIBLE
-from outbox.store import IMPORTED, PENDING, QUARANTINED, Store, StoredFile
-from sync.failures import Failed, Refused, Unreachable
-from sync.logger_link import LoggerLink
-from sync.state import SyncState
+from agent_memory.outbox import names
+from agent_memory.outbox.atomic import UnsafeFile
+from agent_memory.outbox.contract import SESSION_UNKNOWN, RELATION_INADMISSIBLE
+from agent_memory.outbox.store import IMPORTED, PENDING, QUARANTINED, Store, StoredFile
+from agent_memory.sync.links.failures import Failed, Refused, Unreachable
+from agent_memory.sync.links.logger import LoggerLink
+from agent_memory.sync.state import SyncState
 
 
 class Limits:
@@ -230,7 +230,7 @@ class SyncEngine:
     # --- the session's open as a barrier ---------------------------------------------------------
     def _pending_opens(self, files: list[StoredFile]) -> dict[str, Any]:
         """The pending `open` events among `files`, decoded, by file name."""
-        from outbox import records
+        from agent_memory.outbox import records
         opens = {}
         for file in files:
             if not file.name.endswith(names.EVENT_EXT):
@@ -250,7 +250,7 @@ class SyncEngine:
         the logger ahead of the event that decides whose session it joins."""
         if not opens:
             return files
-        from outbox import records
+        from agent_memory.outbox import records
         last_open = max(opens)
         order = {f.name: (f.name,) for f in files}
         for file in files:
@@ -269,7 +269,7 @@ class SyncEngine:
     def _refused_open(self, session_id: str, pending_opens: dict[str, Any]) -> _Barrier | None:
         """The session's latest `open` when it was quarantined after the logger refused it
         (and no later open is pending or confirmed): everything written behind it follows it."""
-        from outbox import records
+        from agent_memory.outbox import records
         latest = None
         for file in self.store.files(session_id, names.EVENT_EXT, (QUARANTINED,)):
             try:
@@ -293,7 +293,7 @@ class SyncEngine:
                         reason.get("statement"), final=True)
 
     def _is_open(self, file: StoredFile) -> bool:
-        from outbox import records
+        from agent_memory.outbox import records
         try:
             return self.store.load(file, "event").event == "open"
         except (OSError, records.RecordError):
@@ -338,7 +338,7 @@ class SyncEngine:
         except UnsafeFile as exc:  # a symlink, a FIFO, a huge file: never read, set aside
             self._quarantine(file, None, {"reason": "unsafe", "detail": exc.reason}, report)
             return None
-        from outbox import records
+        from agent_memory.outbox import records
         try:
             record = records.decode(data, records.MessageRecord)
             if record.message_id != file.item_id or record.session_id != file.session_id:
@@ -353,7 +353,7 @@ class SyncEngine:
                            event: Any = None) -> _Barrier | None:
         """Send one session event; the barrier it becomes when it is an `open` the logger
         refused, else None."""
-        from outbox import records
+        from agent_memory.outbox import records
         if event is None:
             try:
                 event = self.store.load(file, "event")
@@ -504,8 +504,8 @@ class SyncEngine:
         """A `.emb` about to follow its confirmed message is checked once: a damaged one (not a
         regular file, not decodable, another message's, a dimension its values disagree with)
         goes to `.quarantine/` with a reason, alone; the message is not held back by it."""
-        from outbox import records
-        from outbox.verify import vector_problem
+        from agent_memory.outbox import records
+        from agent_memory.outbox.verify import vector_problem
         try:
             data = self.store.read_bytes(vector)
         except FileNotFoundError:

@@ -7,13 +7,13 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from outbox.store import Store
-from sync import delivery
-from sync.config import Config
-from sync.engine import Limits, SessionReport, SyncEngine
-from sync.lock import SyncLock
-from sync.logger_link import BATCH, INTERACTIVE, LoggerLink, RetryPolicy
-from sync.state import SyncState
+from agent_memory.outbox.store import Store
+from agent_memory.sync import delivery
+from agent_memory.sync.config import Config
+from agent_memory.sync.engine import Limits, SessionReport, SyncEngine
+from agent_memory.sync.lock import SyncLock
+from agent_memory.sync.links.logger import BATCH, INTERACTIVE, LoggerLink, RetryPolicy
+from agent_memory.sync.state import SyncState
 
 
 class LockBusy(Exception):
@@ -28,7 +28,7 @@ class LockBusy(Exception):
     def reason(self, store: Store, config: Config) -> str:
         """Why a file stays pending, in words that are true: the holder delivers it only when
         it forwards with this very configuration and version."""
-        from sync import identity
+        from agent_memory.sync import identity
         different = (identity.differences(identity.of(store.path, config), self.identity)
                      if self.identity is not None else [])
         if not different:
@@ -73,7 +73,7 @@ async def _complete_answer(link: LoggerLink, report: SessionReport, name: str) -
     settled = delivery.from_outcome(outcome) if outcome is not None else None
     if settled is None or not delivery.lacks_number(settled, name):
         return
-    from outbox import names
+    from agent_memory.outbox import names
     done = await delivery.completed(link, settled, names.parse_final_name(name)[1])
     outcome.info["answer"] = done.answer
 
@@ -86,7 +86,7 @@ def run(store: Store, config: Config, *, session_id: str | None = None,
     Raises LockBusy when the lock is not free within `lock_wait`, and the engine's Unreachable,
     Refused or Failed when the logger cannot be used.
     """
-    from sync import identity
+    from agent_memory.sync import identity
     lock = SyncLock(store.path)
     if not lock.acquire(lock_wait, identity.of(store.path, config)):
         raise LockBusy(lock.holder(), lock.holder_identity())
@@ -111,7 +111,7 @@ def deliver(store: Store, config: Config, session_id: str, name: str,
     """Forward the session of a file a command just appended, inline, and say what became of
     that file. Never raises for the logger's sake: every outcome is a Delivery (LockBusy is
     raised instead with `busy_raises`)."""
-    from sync.failures import Failed, Refused, Unreachable, pending_reason
+    from agent_memory.sync.links.failures import Failed, Refused, Unreachable, pending_reason
     try:
         report = forward_session(store, config, session_id, lock_wait=lock_wait, answer_for=name)
     except LockBusy as exc:
@@ -128,18 +128,3 @@ def deliver(store: Store, config: Config, session_id: str, name: str,
     if outcome is None:  # moved meanwhile by another syncer: it was confirmed there
         return delivery.confirmed(None)
     return delivery.from_outcome(outcome) or delivery.pending("not sent in this run")
-
-
-async def _direct(config: Config, command: str, params: dict[str, Any]) -> Any:
-    async with LoggerLink(config, INTERACTIVE) as link:
-        return await link.call(command, **params)
-
-
-def direct(config: Config, command: str, **params: Any) -> Any:
-    """One logger command with no outbox (reads, and `--store logger`); in the agent, through
-    its open link (sync.resident_links)."""
-    from sync import resident_links
-    pool = resident_links.active()
-    if pool is not None:
-        return pool.logger_call(config, command, {k: v for k, v in params.items()})
-    return asyncio.run(_direct(config, command, params))

@@ -14,9 +14,9 @@ import os
 from datetime import datetime
 from typing import Any
 
-from outbox import atomic
-from outbox.contract import format_utc
-from outbox.store import utc_now
+from agent_memory.outbox import atomic
+from agent_memory.outbox.contract import format_utc
+from agent_memory.outbox.store import utc_now
 
 STATE_NAME = ".sync-state.json"
 

@@ -95,7 +95,7 @@ class Project:
         return sorted(os.listdir(path)) if os.path.isdir(path) else []
 
     def final_files(self, session_id: str, area: str = "") -> list[str]:
-        from outbox.names import is_final
+        from agent_memory.outbox.names import is_final
         return [n for n in self.files(session_id, area) if is_final(n)]
 
 

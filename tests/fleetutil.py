@@ -2,7 +2,7 @@
 
 import asyncio
 
-from ops.fleet.launcher import free_port
+from ops.fleet.net import free_port
 
 
 def closed_port() -> int:

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ops.agents import agent_pids
-from outbox.names import parse_final_name
+from agent_memory.outbox.names import parse_final_name
 
 CLI = os.path.join(os.path.dirname(sys.executable), "agent-memory")
 ACTIONS = ("write", "write_killed", "write_poison", "sync_killed", "agent_killed", "fault")

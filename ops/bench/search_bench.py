@@ -28,9 +28,9 @@ from pathlib import Path
 import numpy as np
 
 from ops.fleet.embedder import hashing
-from outbox import atomic, encoding, names
-from outbox.contract import format_utc, new_uuid4
-from outbox.store import Store, utc_now
+from agent_memory.outbox import atomic, encoding, names
+from agent_memory.outbox.contract import format_utc, new_uuid4
+from agent_memory.outbox.store import Store, utc_now
 
 MODEL, DIMENSION = "hash-1024", 1024
 CLI = os.path.join(os.path.dirname(sys.executable), "agent-memory")

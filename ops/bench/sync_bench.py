@@ -23,9 +23,9 @@ import time
 from pathlib import Path
 
 from ops.fleet.handle import Fleet
-from outbox import atomic, encoding, names
-from outbox.contract import format_utc, new_uuid4
-from outbox.store import Store, utc_now
+from agent_memory.outbox import atomic, encoding, names
+from agent_memory.outbox.contract import format_utc, new_uuid4
+from agent_memory.outbox.store import Store, utc_now
 
 
 def log(message: str) -> None:

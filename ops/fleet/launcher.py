@@ -9,7 +9,6 @@ pytest fixtures and the benchmark; it imports nothing heavy.
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
 import subprocess
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ops.fleet import configdoc, faults, layout, procs, security
+from ops.fleet.net import answers
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_MODEL = "hash-1024"
@@ -41,32 +41,6 @@ def read_state(data: Path) -> dict[str, Any] | None:
         return json.loads(layout.state_path(data).read_text())
     except (OSError, ValueError):
         return None
-
-
-def free_port() -> int:
-    """A loopback port nothing listens on now (bound, then released): for a service to start
-    on, or for a test's "nothing listens there"."""
-    import socket
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def answers(port: int, timeout: float = 2.0, secured: dict[str, Any] | None = None) -> bool:
-    """GET /health on 127.0.0.1:port answers 200 (both services have the framework's route);
-    over TLS, with the client certificate for mtls, when the fleet's security says so."""
-    context = security.client_context(secured or {})
-    if context is not None:
-        conn = http.client.HTTPSConnection("127.0.0.1", port, timeout=timeout, context=context)
-    else:
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    try:
-        conn.request("GET", "/health")
-        return conn.getresponse().status == 200
-    except (OSError, http.client.HTTPException):
-        return False
-    finally:
-        conn.close()
 
 
 def _tail(path: Path, lines: int = 15) -> str:

@@ -95,9 +95,9 @@ def prepare(data: Path, port: int) -> Path:
 
 def _announce_and_watch(data: Path, port: int, owner: int | None) -> None:
     """In a thread beside the service: the ready file once it answers, then the owner watch."""
-    from ops.fleet import launcher, serve
+    from ops.fleet import net, serve
 
-    while not launcher.answers(port):
+    while not net.answers(port):
         time.sleep(0.2)
     serve.write_ready(data, "embedder", port)
     if owner is not None:
@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"real embedder: {reason}", file=sys.stderr)
         return 2
     data = args.data.resolve()
-    from ops.fleet.launcher import free_port
+    from ops.fleet.net import free_port
     port = args.port or free_port()
     config = prepare(data, port)
     os.environ.update({"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})

@@ -55,7 +55,7 @@ def test_each_served_command_answers_byte_for_byte_as_inline(agent_projects, fle
         ids.append(a.data["message_id"])
     # a served write stays light: no fleet client, not even asyncio (the inline forward's)
     profiled_write = subprocess.run(
-        [sys.executable, "-m", "cli", *message_args(sid, "a light write")], cwd=served.root,
+        [sys.executable, "-m", "agent_memory.cli", *message_args(sid, "a light write")], cwd=served.root,
         env={**served.env, "PYTHONPROFILEIMPORTTIME": "1", "AGENT_MEMORY_CONFIG": served.config},
         capture_output=True, text=True, timeout=120)
     assert json.loads(profiled_write.stdout)["store"] == "logger", profiled_write.stdout
@@ -79,7 +79,7 @@ def test_each_served_command_answers_byte_for_byte_as_inline(agent_projects, fle
     for args in commands:
         through_agent = served.cli(*args)
         env = dict(served.env, PYTHONPROFILEIMPORTTIME="1")
-        profiled = subprocess.run([sys.executable, "-m", "cli", *args], cwd=served.root,
+        profiled = subprocess.run([sys.executable, "-m", "agent_memory.cli", *args], cwd=served.root,
                                   env={**env, "AGENT_MEMORY_CONFIG": served.config},
                                   capture_output=True, text=True, timeout=120)
         assert not imports_fleet_client(profiled.stderr), f"{args} imported a fleet client"
@@ -123,7 +123,7 @@ def test_store_logger_writes_are_made_by_the_agent_and_answer_as_inline(
     assert [served.cli("--store", "logger", *args).rc for args in steps[1:3]] == [0, 1]
     # made by the agent: the CLI process imports no fleet client and still has the answer
     profiled = subprocess.run(
-        [sys.executable, "-m", "cli", "--store", "logger", *message_args(sid, "light")],
+        [sys.executable, "-m", "agent_memory.cli", "--store", "logger", *message_args(sid, "light")],
         cwd=served.root, capture_output=True, text=True, timeout=120,
         env={**served.env, "PYTHONPROFILEIMPORTTIME": "1", "AGENT_MEMORY_CONFIG": served.config})
     answer = json.loads(profiled.stdout)
@@ -404,18 +404,19 @@ def test_a_long_project_path_puts_the_socket_in_a_private_directory(agent_projec
 
 def test_the_agent_serves_only_read_side_commands_of_its_own_store(agent_projects, fleet,
                                                                    tmp_path):
-    from sync import agent_socket, config, identity as identity_of
+    from agent_memory.sync.agent import channel
+    from agent_memory.sync import config, identity as identity_of
     project = agent_projects(str(fleet.config_path))
     watcher = project.popen("sync", "--watch")  # by hand: it declines, never hands over
     info = wait_serving(project)
-    identity = {"protocol": agent_socket.PROTOCOL,
+    identity = {"protocol": channel.PROTOCOL,
                 **identity_of.of(project.store, config.load(project.config))}
 
     def ask(message: dict) -> dict:
-        sock = agent_socket.connect(info["socket"], 30)
+        sock = channel.connect(info["socket"], 30)
         try:
-            agent_socket.send(sock, message)
-            return agent_socket.receive(sock)
+            channel.send(sock, message)
+            return channel.receive(sock)
         finally:
             sock.close()
 
@@ -450,7 +451,7 @@ def test_the_first_write_leaves_its_vector_to_the_agent_it_starts(agent_projects
     sid = unique_session_id
     assert project.cli("--no-agent", *open_args(sid)).rc == 0
     first = subprocess.run(
-        [sys.executable, "-m", "cli", *message_args(sid, "the first write of the day")],
+        [sys.executable, "-m", "agent_memory.cli", *message_args(sid, "the first write of the day")],
         cwd=project.root, capture_output=True, text=True, timeout=120,
         env={**project.env, "PYTHONPROFILEIMPORTTIME": "1", "AGENT_MEMORY_CONFIG": project.config})
     assert json.loads(first.stdout)["store"] == "logger", first.stdout

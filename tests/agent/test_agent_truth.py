@@ -219,9 +219,9 @@ def test_an_autostarted_agent_with_an_unreachable_logger_idles_out_leaving_its_b
 
 FAKE_VERSION_AGENT = textwrap.dedent("""
     import sys
-    import sync.identity
-    sync.identity.VERSION = "1.0.0-older"
-    from cli.main import main
+    import agent_memory.sync.identity
+    agent_memory.sync.identity.VERSION = "1.0.0-older"
+    from agent_memory.cli.main import main
     sys.exit(main(sys.argv[1:]))
 """)
 
@@ -243,7 +243,7 @@ def test_an_autostarted_agent_of_another_version_is_replaced(agent_projects, fle
         assert older.wait(timeout=30) == 0  # it handed over
         new = wait_serving(project)
         assert new["pid"] != older.pid and new["matches"] is True
-        from sync.identity import VERSION
+        from agent_memory.sync.identity import VERSION
         assert new["version"] == VERSION
     finally:
         if older.poll() is None:

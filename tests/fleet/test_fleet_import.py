@@ -165,7 +165,7 @@ def test_whole_call_refusals_arrive_in_band_at_submit(fleet, params, code):
 
 
 def test_an_import_above_the_maximum_is_refused_whole(fleet, unique_session_id):
-    from outbox.contract import MAX_IMPORT_ITEMS
+    from agent_memory.outbox.contract import MAX_IMPORT_ITEMS
 
     items = [{"message_id": str(i)} for i in range(MAX_IMPORT_ITEMS + 1)]
 

@@ -14,7 +14,7 @@ from amtest import message_args, open_args
 
 WRITER = textwrap.dedent("""
     import sys
-    from cli.main import main
+    from agent_memory.cli.main import main
     for i in range(int(sys.argv[2])):
         rc = main(["--store", "file", "write", "--session-id", "shared", "--sender-kind", "model",
                    "--sender-identity", "w" + sys.argv[1], "--receiver-kind", "human",
@@ -51,7 +51,7 @@ KILLED_WRITER = textwrap.dedent("""
     def die_before_link(*args, **kwargs):
         os.kill(os.getpid(), signal.SIGKILL)
     os.link = die_before_link
-    from cli.main import main
+    from agent_memory.cli.main import main
     main(sys.argv[1:])
 """)
 

@@ -2,7 +2,7 @@
 
 import msgspec
 
-from outbox import encoding, records
+from agent_memory.outbox import encoding, records
 
 
 def test_writer_records_decode_with_the_schema_and_round_trip():

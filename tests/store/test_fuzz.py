@@ -15,9 +15,9 @@ import sys
 from hypothesis import HealthCheck, assume, event, given, settings, strategies as st
 
 from amtest import git_init
-from outbox import records
-from outbox.store import Store
-from outbox.verify import verify
+from agent_memory.outbox import records
+from agent_memory.outbox.store import Store
+from agent_memory.outbox.verify import verify
 
 DOCUMENTED_EXIT_CODES = set(range(0, 9))
 # A valid command line per command; the fuzzer breaks values and adds options to it.
@@ -87,7 +87,7 @@ def test_any_command_line_gives_one_json_object_and_a_documented_exit_code(
     sys.stdout, sys.stdin = fake_out, fake_in
     try:
         os.chdir(root)
-        from cli.main import main
+        from agent_memory.cli.main import main
         rc = main(list(argv))
     finally:
         sys.stdout, sys.stdin = saved[0], saved[1]

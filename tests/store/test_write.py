@@ -104,7 +104,7 @@ def test_bad_session_ids_are_usage_errors(project, session_id):
 
 
 def test_session_id_with_nul_is_refused():
-    from outbox.contract import is_valid_session_id
+    from agent_memory.outbox.contract import is_valid_session_id
     assert not is_valid_session_id("a\x00b")
     assert is_valid_session_id("x" * 128)
 
@@ -149,7 +149,7 @@ def test_non_utf8_text(project):
 
 
 def test_text_over_the_cap(project):
-    from cli.inputs import MAX_TEXT_BYTES
+    from agent_memory.cli.inputs import MAX_TEXT_BYTES
     result = project.cli(*message_args("s1", None), stdin=b"a" * (MAX_TEXT_BYTES + 1))
     assert result.rc == 2 and result.code == "TEXT_TOO_LARGE"
     assert project.cli(*message_args("s1", None), stdin=b"a" * MAX_TEXT_BYTES).rc == 0

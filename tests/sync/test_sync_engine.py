@@ -145,7 +145,7 @@ def test_unreadable_pending_message_is_set_aside(synced_project, unique_session_
 
 
 def test_sync_finding_the_lock_held_reports_and_exits_0(synced_project, unique_session_id):
-    from sync.lock import SyncLock
+    from agent_memory.sync.lock import SyncLock
     synced_project.cli("--store", "file", *open_args(unique_session_id))
     write_offline(synced_project, unique_session_id, 1)
     lock = SyncLock(synced_project.store)

@@ -120,7 +120,7 @@ def test_texts_the_embedder_refuses_never_hold_back_the_others(synced_project,
 
 
 def test_answer_check_refuses_another_model_or_dimension():
-    from sync.embedder_link import VectorMismatch, check_answer
+    from agent_memory.sync.links.embedder import VectorMismatch, check_answer
     good = {"results": [{"embedding": [0.6, 0.8]}], "model": "m", "dimension": 2}
     assert check_answer(good, "m", 2, 1) == [[0.6, 0.8]]
     for bad in ({**good, "model": "other"}, {**good, "dimension": 3},

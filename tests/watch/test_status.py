@@ -8,7 +8,7 @@ import sys
 import time
 
 from amtest import make_project
-from outbox.store import IMPORTED, QUARANTINED, Store
+from agent_memory.outbox.store import IMPORTED, QUARANTINED, Store
 from watchutil import fill, wait_for
 
 
@@ -76,7 +76,7 @@ def test_status_does_not_believe_a_stale_state_and_names_another_lock_holder(tmp
 
     # the lock held by a process that is not a watcher (a one-shot sync, say)
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time; from sync.lock import SyncLock; "
+        [sys.executable, "-c", "import sys, time; from agent_memory.sync.lock import SyncLock; "
          "lock = SyncLock(sys.argv[1]); assert lock.acquire(5); print('held', flush=True); "
          "time.sleep(120)", p.store], stdout=subprocess.PIPE)
     try:

@@ -5,6 +5,7 @@ to it again."""
 
 import os
 import signal
+import time
 
 from amtest import clean_env, message_args, open_args, run_cli
 from fleetutil import read_all
@@ -126,3 +127,19 @@ def test_a_text_the_embedder_refuses_is_not_sent_again(synced_project, watchers,
     assert len(refusals) == 1, backfills  # asked once, then skipped for the watcher's life
     vectors = [n for n in p.final_files(sid, ".imported") if n.endswith(".emb")]
     assert [n for n in vectors if kept_id in n] and not [n for n in vectors if refused_id in n]
+
+
+def test_one_served_write_makes_one_round(synced_project, watchers, unique_session_id):
+    """The command that wrote a file asks the agent, and watchdog reports the same file: one
+    piece of news, one round (the summary counts rounds)."""
+    p, sid = synced_project, unique_session_id
+    watcher = watchers.start(p, "--no-backfill", rescan=600).wait_ready()
+    assert p.cli(*open_args(sid)).rc == 0
+    for i in range(5):
+        written = p.cli(*message_args(sid, f"one round for me {i}"), "--wait", "30",
+                        "--embed-budget", "0")
+        assert written.out["store"] == "logger", written.stdout
+    time.sleep(1.0)  # a second round for the same files would come within the debounce
+    assert watcher.stop(signal.SIGTERM) == 0
+    rounds = [line for line in watcher.log_lines() if line["event"] == "round"]
+    assert watcher.summary["data"]["rounds"] == 1 + 6, (watcher.summary, rounds)

@@ -11,7 +11,7 @@ import time
 from typing import Any, Callable
 
 from amtest import DEADLINE, wait_for  # noqa: F401 - the watcher tests import it from here
-from outbox.store import Store
+from agent_memory.outbox.store import Store
 
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ops.fleet.embedder import hashing, minilm
-from outbox.contract import UNKNOWN_MODEL
+from agent_memory.outbox.contract import UNKNOWN_MODEL
 
 PROVIDER = "local"
 UNKNOWN_PROVIDER = "UNKNOWN_PROVIDER"

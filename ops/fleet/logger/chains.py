@@ -12,7 +12,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any, Iterable
 
-from outbox.contract import resolve_corrections
+from agent_memory.outbox.contract import resolve_corrections
 
 
 class Chains:

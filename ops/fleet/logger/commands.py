@@ -19,7 +19,7 @@ from ops.fleet import layout
 from ops.fleet.faults import FaultReader
 from ops.fleet.logger import messages, reads, retrieval, sessions, store, validate
 from ops.fleet.logger.refusal import Refusal
-from outbox import contract as c
+from agent_memory.outbox import contract as c
 
 # Set by ops.fleet.logger.main in the server process (the worker never needs it).
 VECTORS = None

@@ -18,7 +18,7 @@ from typing import Any
 from ops.fleet.faults import INJECTED_REFUSAL, Faults
 from ops.fleet.logger import store
 from ops.fleet.logger.refusal import Refusal
-from outbox import contract as c
+from agent_memory.outbox import contract as c
 
 _CONTENT_FIELDS = ("session_id", "text", "sender_kind", "sender_identity", "receiver_kind",
                    "receiver_identity", "priority", "relations", "corrects_message_id",

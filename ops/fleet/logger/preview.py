@@ -13,7 +13,7 @@ from typing import Any
 
 from ops.fleet.logger import validate
 from ops.fleet.logger.refusal import Refusal
-from outbox import contract as c
+from agent_memory.outbox import contract as c
 
 PREVIEW_SIZE = 200
 

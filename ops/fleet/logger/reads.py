@@ -12,7 +12,7 @@ from typing import Any
 
 from ops.fleet.logger import chains, store, validate
 from ops.fleet.logger.refusal import Refusal
-from outbox import contract as c
+from agent_memory.outbox import contract as c
 
 READ_PARAMS = ("session_id", "start_sequence_number", "block_size", "continuation", "mode",
                "caller_id", "recipient_id", "period_start", "period_end", "page_offset",

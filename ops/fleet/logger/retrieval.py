@@ -19,7 +19,7 @@ import numpy as np
 from ops.fleet.logger import chains, reads, store, validate
 from ops.fleet.logger.refusal import Refusal
 from ops.fleet.logger.vectors import EmbeddingUnavailable, Vectorizer, as_matrix
-from outbox import contract as c
+from agent_memory.outbox import contract as c
 
 WORKING_SET_PARAMS = ("session_id", "anchor_text", "anchor_message_id", "recency_count",
                       "similarity_count", "mode")

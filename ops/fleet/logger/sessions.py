@@ -14,7 +14,7 @@ from typing import Any
 
 from ops.fleet.logger import store, validate
 from ops.fleet.logger.refusal import Refusal
-from outbox import contract as c
+from agent_memory.outbox import contract as c
 
 OPEN_PARAMS = ("session_id", "project_id", "dialogue_kind", "participants", "title", "metadata")
 

@@ -17,7 +17,7 @@ from typing import Any, Iterator
 from contextlib import contextmanager
 
 from ops.fleet import layout
-from outbox.contract import dialogue_kind_label, format_utc
+from agent_memory.outbox.contract import dialogue_kind_label, format_utc
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions(

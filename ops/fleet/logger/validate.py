@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from ops.fleet.logger.refusal import Refusal
-from outbox import contract as c
+from agent_memory.outbox import contract as c
 
 MESSAGE_REQUIRED = ("session_id", "text", "sender_kind", "sender_identity", "receiver_kind",
                     "receiver_identity")

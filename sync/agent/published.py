@@ -20,8 +20,8 @@ import time
 from datetime import datetime, timezone
 from typing import Any
 
-from outbox import atomic, names
-from outbox.contract import is_valid_session_id
+from agent_memory.outbox import atomic, names
+from agent_memory.outbox.contract import is_valid_session_id
 
 STATE_NAME = ".watcher.json"
 FORMAT_VERSION = 1
@@ -258,7 +258,7 @@ def survey(store_path: str, now: float | None = None) -> dict[str, Any]:
 def _unsafe_entries(store_path: str) -> list[dict[str, str]]:
     """Entries named like a session that are not directories (the next sync sets them aside)
     or that this user may not open (left in place)."""
-    from outbox.store import find_unsafe_entries
+    from agent_memory.outbox.store import find_unsafe_entries
     store_fd = atomic.open_dir(store_path)
     try:
         return [{"entry": e["entry"], "reason": e["reason"]}

@@ -14,8 +14,8 @@ import asyncio
 import time
 from typing import Any
 
-from sync.config import Config
-from sync.failures import Failed, Unreachable, translate
+from agent_memory.sync.config import Config
+from agent_memory.sync.links.failures import Failed, Unreachable, translate
 
 
 class RetryPolicy:
@@ -37,7 +37,7 @@ class RetryPolicy:
         from tenacity import (AsyncRetrying, retry_if_exception_type,
                               retry_if_not_exception_type, stop_after_attempt,
                               wait_random_exponential)
-        from sync.failures import Credentials
+        from agent_memory.sync.links.failures import Credentials
         return AsyncRetrying(retry=retry_if_exception_type(Unreachable)
                              & retry_if_not_exception_type(Credentials),
                              stop=stop_after_attempt(self.attempts),
@@ -88,7 +88,7 @@ class LoggerLink:
                     except Exception as exc:  # translated into Unreachable / Refused / Failed
                         raise translate(exc) from exc
         except Unreachable as exc:
-            from sync.credentials import confirm
+            from agent_memory.sync.links.credentials import confirm
             found = await confirm(exc, self._config.logger, self._config.resolve_path)
             if found is exc:
                 raise

@@ -9,9 +9,9 @@ import asyncio
 import time
 from typing import Any, Callable
 
-from sync import watcher_state
-from sync.backoff import Backoff
-from sync.failures import Unreachable
+from agent_memory.sync.agent import published
+from agent_memory.sync.agent.backoff import Backoff
+from agent_memory.sync.links.failures import Unreachable
 
 
 class _Stopped(Exception):
@@ -54,7 +54,7 @@ class VectorBackfill:
             return
         if not force and not (self._new_messages and now - self._last >= opts.backfill_interval):
             return
-        from sync.vectors import backfill
+        from agent_memory.sync.vectors.backfill import backfill
         self._new_messages = False
         self._last = now
         self._task = asyncio.ensure_future(asyncio.to_thread(self._blocking, backfill))
@@ -86,7 +86,7 @@ class VectorBackfill:
             delay = self._backoff.failed()
             self._retry_at = time.monotonic() + delay
             kind = "unreachable" if isinstance(exc, Unreachable) else "failed"
-            report.embed_error = {"at": watcher_state.iso(), "kind": kind,
+            report.embed_error = {"at": published.iso(), "kind": kind,
                                   "message": (str(exc) or type(exc).__name__)[:2000],
                                   "retry_in_s": round(delay, 3)}
             self.log.warning("embedder_" + kind, error=report.embed_error["message"],
@@ -98,6 +98,6 @@ class VectorBackfill:
         self.unembeddable.update(item["message_id"] for item in result.get("unembeddable") or ())
         written = int(result.get("written", 0) or 0)
         report.totals["vectors_written"] += written
-        report.last_backfill = {"at": watcher_state.iso(), **result}
+        report.last_backfill = {"at": published.iso(), **result}
         if written or result.get("mismatched") or result.get("unembeddable"):
             self.log.info("backfill", **result)

@@ -16,13 +16,13 @@ import asyncio
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, Callable
 
-from outbox import names
-from outbox.store import IMPORTED, PENDING, QUARANTINED
-from sync import delivery
-from sync.delivery import Delivery
-from sync.engine import SessionReport
-from sync.failures import Refused, Unreachable, describe, pending_reason
-from sync.settlement import Settlements
+from agent_memory.outbox import names
+from agent_memory.outbox.store import IMPORTED, PENDING, QUARANTINED
+from agent_memory.sync import delivery
+from agent_memory.sync.delivery import Delivery
+from agent_memory.sync.engine import SessionReport
+from agent_memory.sync.links.failures import Refused, Unreachable, describe, pending_reason
+from agent_memory.sync.agent.settlement import Settlements
 
 
 class Handoff:
@@ -118,7 +118,7 @@ class Handoff:
         watcher = self.watcher
         kind = "message" if name.endswith(names.MESSAGE_EXT) else "session"
         if wait <= 0:  # fire and forget: the answer never depends on a round's timing
-            watcher.wants_round(kind, session_id, urgent=False)
+            watcher.wants_round(kind, session_id, name, urgent=False)
             return delivery.pending(f"handed to the agent (pid {watcher.pid}), which delivers "
                                     "it")
         settled = self.settlements.known(name) or self._already_settled(session_id, name)
@@ -126,10 +126,10 @@ class Handoff:
             return await self._completed(settled, name)
         backing_off = watcher.backing_off()
         if backing_off is not None:
-            watcher.wants_round(kind, session_id, urgent=False)
+            watcher.wants_round(kind, session_id, name, urgent=False)
             return delivery.pending(backing_off)
         future = self.settlements.wait(name)
-        watcher.wants_round(kind, session_id, urgent=True)
+        watcher.wants_round(kind, session_id, name, urgent=True)
         try:
             settled = await asyncio.wait_for(asyncio.shield(future), wait)
         except asyncio.TimeoutError:

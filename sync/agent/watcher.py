@@ -60,23 +60,23 @@ import threading
 import time
 from typing import Any, Callable
 
-from outbox.store import Store
-from sync import file_events, identity, watcher_state
-from sync.backfill_runner import VectorBackfill
-from sync.backoff import Backoff
-from sync.config import Config
-from sync.engine import Limits, SessionReport
-from sync.failures import Credentials, Failed, Refused, Unreachable, describe, pending_reason
-from sync.handoff import Handoff
-from sync.lock import SyncLock
-from sync.logger_link import RetryPolicy
-from sync.watcher_report import WatcherReport
+from agent_memory.outbox.store import Store
+from agent_memory.sync.agent import file_events, published
+from agent_memory.sync import identity
+from agent_memory.sync.agent.backfill import VectorBackfill
+from agent_memory.sync.agent.backoff import Backoff
+from agent_memory.sync.config import Config
+from agent_memory.sync.engine import Limits, SessionReport
+from agent_memory.sync.links.failures import Credentials, Failed, Refused, Unreachable, describe, pending_reason
+from agent_memory.sync.agent.handoff import Handoff
+from agent_memory.sync.lock import SyncLock
+from agent_memory.sync.links.logger import RetryPolicy
+from agent_memory.sync.agent.report import WatcherReport
 
-# The watcher backs off by itself: each call tries twice, quickly, then the round gives up.
-WATCH_POLICY = RetryPolicy(attempts=2, initial=0.05, maximum=0.3)
 PROBE_POLICY = RetryPolicy(attempts=1)
 DEFAULT_IDLE_EXIT = 900.0
 CONFIG_CHECK_S = 1.0  # how often the configuration's files are stat'ed for a change
+NOTED_FOR_S = 30.0  # how long a file's first announcement makes a second one no news
 
 
 class WatchOptions:
@@ -126,7 +126,7 @@ class Watcher:
         self._next_config_check = 0.0
         self.options = options or WatchOptions()
         if log is None:
-            from sync.log import get_logger
+            from agent_memory.sync.log import get_logger
             log = get_logger("agent-memory.watch")
         self.log = log
         self.pid = os.getpid()
@@ -138,6 +138,7 @@ class Watcher:
         self._store_inode = os.stat(self.path).st_ino
         # event bookkeeping (filled by the watchdog thread through the loop)
         self._dirty: set[str] = set()
+        self._noted: dict[str, float] = {}  # file names announced lately (one round each)
         self._urgent = False  # a command waits for a file: no debounce
         self._first_event: float | None = None
         self._last_event = 0.0
@@ -149,8 +150,9 @@ class Watcher:
         self.engine_lock: asyncio.Lock | None = None  # one round (or vector write) at a time
         self._publishing: asyncio.Future | None = None  # the state written after a round
         self._publish_again = False
-        # logger link and backoff
-        self._link = None
+        # the fleet links (one pool for the rounds and the commands served) and the backoff
+        from agent_memory.sync.links.resident import Pool
+        self.pool = Pool()
         self._backoff = Backoff(self.options.backoff_initial, self.options.backoff_max,
                                 self.options.backoff_factor)
         self._credentials_backoff = Backoff(self.options.credentials_backoff_initial,
@@ -223,7 +225,7 @@ class Watcher:
             if self.lock.acquire(0.2, self.identity):
                 return None
             holder = self.lock.holder()
-            watcher = watcher_state.watcher_pid(self.path, holder)
+            watcher = published.watcher_pid(self.path, holder)
             if watcher is not None:
                 self.log.warning("watcher_refused", reason="another watcher holds the store",
                                  holder_pid=watcher)
@@ -272,10 +274,11 @@ class Watcher:
             return None
         return loop
 
-    def wants_round(self, kind: str, session_id: str, urgent: bool) -> None:
-        """A command appended a file of `session_id` (on the loop): it joins the next round,
-        which starts at once, without debounce, when the command waits for it."""
-        self._note_event(kind, session_id)
+    def wants_round(self, kind: str, session_id: str, name: str, urgent: bool) -> None:
+        """A command appended the file `name` of `session_id` (on the loop): it joins the next
+        round, which starts at once, without debounce, when the command waits for it. The
+        watchdog event of the same file is the same news: one round, not two."""
+        self._note_event(kind, session_id, name)
         if urgent:
             self._urgent = True
             self._wake_up()
@@ -300,9 +303,10 @@ class Watcher:
         self.engine_lock = asyncio.Lock()
         self._main_task = asyncio.current_task()
         loop = self._loop
+        self.pool.attach(loop)
         observer = file_events.start_observer(
-            self.path, lambda kind, session_id: loop.call_soon_threadsafe(
-                self._note_event, kind, session_id))
+            self.path, lambda kind, session_id, name: loop.call_soon_threadsafe(
+                self._note_event, kind, session_id, name))
         try:
             # the fleet client's import (about 0.6 s) is paid now, not by the first request
             try:
@@ -325,7 +329,8 @@ class Watcher:
             await self.backfill.finish()
             if self._publishing is not None:
                 await asyncio.gather(self._publishing, return_exceptions=True)
-            await self._close_link()
+            await self.pool.aclose()
+            self.pool.detach()
             await asyncio.to_thread(observer.join, 5.0)
 
     async def _loop_forever(self) -> None:
@@ -414,8 +419,18 @@ class Watcher:
             self._wake.set()
 
     # ======================================================================== file events ===
-    def _note_event(self, kind: str, session_id: str) -> None:  # the loop's thread
+    def _note_event(self, kind: str, session_id: str,
+                    name: str | None) -> None:  # the loop's thread
         now = time.monotonic()
+        if name is not None:
+            # A file is announced twice (its watchdog event, and the command that wrote it
+            # asking the agent): the second is no news. The round that took the first started
+            # after the file was linked, so it saw the file.
+            for old in [n for n, at in self._noted.items() if now - at > NOTED_FOR_S]:
+                del self._noted[old]
+            if name in self._noted:
+                return
+            self._noted[name] = now
         self._dirty.add(session_id)
         if kind == "message":
             self.backfill.note_new_message()
@@ -455,8 +470,8 @@ class Watcher:
         try:
             if session_ids:
                 link = await self.ensure_link()
-                from sync.engine import SyncEngine
-                from sync.state import SyncState
+                from agent_memory.sync.engine import SyncEngine
+                from agent_memory.sync.state import SyncState
                 state = SyncState(self.path)
                 for warning in state.warnings:
                     self.log.warning("sync_state", detail=warning)
@@ -495,7 +510,7 @@ class Watcher:
             self._credentials_backoff.reset()
             self._last_failure = None
             self._retry_at = None
-            self.report.last_success = watcher_state.iso()
+            self.report.last_success = published.iso()
             self.report.status = "idle"
         if full:
             self._next_rescan = time.monotonic() + self.options.rescan
@@ -527,12 +542,12 @@ class Watcher:
         kind = ("credentials" if credentials else "unreachable" if isinstance(exc, Unreachable)
                 else "refused" if isinstance(exc, Refused) else "failed")
         message = describe(exc) if not isinstance(exc, Unreachable) else str(exc)
-        self.report.last_error = {"at": watcher_state.iso(), "kind": kind,
+        self.report.last_error = {"at": published.iso(), "kind": kind,
                                   "message": message[:2000],
                                   "consecutive_failures": backoff.failures,
                                   "retry_in_s": round(delay, 3)}
         if credentials:
-            from sync.credentials import FIXES
+            from agent_memory.sync.links.failures import FIXES
             self.report.last_error.update(credentials=exc.kind, fix=FIXES.get(exc.kind))
         self.report.status = "backing_off"
         self.log.warning("logger_" + kind, error=message[:2000],
@@ -551,7 +566,7 @@ class Watcher:
             mark = identity.signature(self.config)
             if mark == self._config_mark or mark == self._config_rejected:
                 return False
-            from sync import config as config_mod
+            from agent_memory.sync import config as config_mod
             try:
                 fresh = config_mod.load(self.config.source)
                 if fresh.logger is None:
@@ -586,11 +601,7 @@ class Watcher:
         """After a reload (on the loop, between rounds): links made with the old document are
         closed, and a backoff earned with it is forgotten: the next round tries at once."""
         self._links_stale = False
-        await self._close_link()
-        from sync import resident_links
-        pool = resident_links.active()
-        if pool is not None:
-            await asyncio.to_thread(pool.keep_only, self.config)
+        await self.pool.keep_only(self.config)
         self._backoff.reset()
         self._credentials_backoff.reset()
         self._retry_at = None
@@ -598,21 +609,16 @@ class Watcher:
 
     # ======================================================================= logger link ===
     async def ensure_link(self):
-        if self._link is None:
-            from sync.logger_link import LoggerLink
-            link = LoggerLink(self.config, WATCH_POLICY)
-            await link.__aenter__()
-            self._link = link
-        return self._link
+        """The agent's one logger link for its configuration (the pool's: the commands it
+        serves use the same)."""
+        return await self.pool.logger(self.config)
 
     async def _close_link(self) -> None:
-        link, self._link = self._link, None
-        if link is not None:
-            await link.__aexit__(None, None, None)
+        await self.pool.drop_logger(self.config)
 
     async def _probe(self) -> bool:
         """One `health` request: does the logger answer at all?"""
-        from sync.logger_link import LoggerLink
+        from agent_memory.sync.links.logger import LoggerLink
         try:
             async with LoggerLink(self.config, PROBE_POLICY) as link:
                 await asyncio.wait_for(link.health(), self.options.probe_timeout)
@@ -633,7 +639,7 @@ class Watcher:
         idle_exit = self.options.idle_exit
         deadline = None
         if idle_exit is not None:
-            deadline = watcher_state.iso(time.time() + max(
+            deadline = published.iso(time.time() + max(
                 0.0, self._last_activity + idle_exit - time.monotonic()))
         return {"socket": server.path, "autostarted": self.options.autostarted,
                 "idle_exit_s": idle_exit, "idle_deadline": deadline,

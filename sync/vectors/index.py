@@ -28,8 +28,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from outbox import contract, names, records
-from outbox.store import IMPORTED, PENDING, Store, may_open
+from agent_memory.outbox import contract, names, records
+from agent_memory.outbox.store import IMPORTED, PENDING, Store, may_open
 
 INDEX_DIR = ".index"
 FORMAT = 1
@@ -277,7 +277,7 @@ def _read(store: Store, session_id: str, area: str, name: str, kind: str) -> Any
     if fd is None:
         raise FileNotFoundError(name)
     try:
-        from outbox import atomic
+        from agent_memory.outbox import atomic
         data = atomic.read_file(fd, name)
     finally:
         os.close(fd)

@@ -1,4 +1,4 @@
-"""What the project's agent does with a request from the CLI (sync.agent_server moves the
+"""What the project's agent does with a request from the CLI (sync.agent.server moves the
 frames; cli.agent_client is the other end).
 
 - `ping`: who is serving (pid, socket, store, whether it was autostarted, its idle deadline).
@@ -9,9 +9,11 @@ frames; cli.agent_client is the other end).
 - `call`: one logger command of `write`/`session` with `--store logger` (no outbox file): the
   agent calls the logger through its open link and returns the logger's answer, or the failure
   (unreachable, refused, failed) for the caller to report exactly as it would have itself.
-- `run`: a read-side command, run here by the CLI's own code (cli.main.execute) on a copy of
-  the caller's arguments, so the stdout line and exit code are the ones the caller would have
-  produced itself. Fleet calls go through the agent's open links (sync.resident_links).
+- `run`: a read-side command, run here by the CLI's own code on a copy of the caller's
+  arguments, so the stdout line and exit code are the ones the caller would have produced
+  itself. The shell hands that code over (`run_command`, cli.main.serve_command) when it starts
+  the agent: nothing here reaches back up into the CLI. Fleet calls go through the agent's open
+  links (a sync.links.route.Route over its pool).
 
 - `claim`: a command of another identity (a one-shot `sync` with another configuration)
   asks for the store: an autostarted agent hands over, any other declines.
@@ -29,23 +31,33 @@ changed reloads it and serves.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, Callable
 
-from cli.errors import CliError
-from outbox import names
-from outbox.contract import is_valid_session_id
-from outbox.store import PENDING, StoredFile
-from sync import agent_socket, delivery, identity
+from agent_memory.outbox import names
+from agent_memory.outbox.contract import is_valid_session_id
+from agent_memory.outbox.store import PENDING, StoredFile
+from agent_memory.sync.agent import channel
+from agent_memory.sync import delivery, identity
 
+
+# The CLI's dispatcher for a served command: (argv, project root, configuration path, route) ->
+# {"ok", "exit_code", "line"} or {"ok": False, "error"}.
+RunCommand = Callable[[list, str, "str | None", Any], dict]
 
 # The logger commands `write` and `session` make with `--store logger`.
 CALLS = frozenset({"append_message", "open_session", "close_session", "reopen_session"})
 
 
 class AgentService:
-    def __init__(self, watcher) -> None:
+    def __init__(self, watcher, run_command: RunCommand) -> None:
         self.watcher = watcher
         self.store = watcher.store
+        self._run_command = run_command
+
+    @property
+    def route(self):
+        from agent_memory.sync.links.route import Route
+        return Route(self.watcher.pool)
 
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
         op = request.get("op")
@@ -54,11 +66,11 @@ class AgentService:
         if op == "stop":
             self.watcher.request_stop("stop requested")
             return {"ok": True, "pid": os.getpid()}
-        if request.get("protocol") != agent_socket.PROTOCOL:
+        if request.get("protocol") != channel.PROTOCOL:
             return {"ok": False, "mismatch": True, "handover": False, "differs": ["protocol"],
                     "agent": self.describe(),
                     "error": f"protocol {request.get('protocol')!r} is not "
-                             f"{agent_socket.PROTOCOL}"}
+                             f"{channel.PROTOCOL}"}
         declined = self._decline(request)
         if declined is not None:
             return declined
@@ -118,10 +130,10 @@ class AgentService:
 
     def _vector(self, file: StoredFile, budget: float) -> dict[str, Any] | None:
         """The `.emb` record of a message just written, as the write would have made it."""
-        from cli.write_cmd import vector_record
-        from outbox.records import as_dict
+        from agent_memory.outbox.records import as_dict
+        from agent_memory.sync.vectors.emb import vector_for
         record = as_dict(self.store.load(file, "message"))
-        return vector_record(self.watcher.config, budget, record, file.relpath)
+        return vector_for(self.route, self.watcher.config, budget, record, file.relpath)
 
     def _call(self, request: dict[str, Any]) -> dict[str, Any]:
         command, params = request.get("command"), request.get("params")
@@ -130,9 +142,9 @@ class AgentService:
                                           "its params"}
         if isinstance(params.get("dialogue_kind"), list):  # JSON has no tuple
             params["dialogue_kind"] = tuple(params["dialogue_kind"])
-        from sync import runner
         try:
-            return {"ok": True, "result": runner.direct(self.watcher.config, command, **params)}
+            return {"ok": True, "result": self.route.call(self.watcher.config, command,
+                                                          **params)}
         except Exception as exc:  # noqa: BLE001 - the call may have been made: never repeat it
             return {"ok": True, "failure": delivery.failure_as_dict(exc)}
 
@@ -140,20 +152,5 @@ class AgentService:
         argv = request.get("argv")
         if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
             return {"ok": False, "error": "a run request needs argv"}
-        from cli import main, output
-        from cli.context import Context
-        from cli.parser import build, command_in
-        try:
-            args = build(command_in(argv)).parse_args(argv)
-        except (SystemExit, CliError) as exc:  # the caller parsed it: never happens in use
-            return {"ok": False, "error": f"arguments not served: {exc}"}
-        if args.command not in main.SERVED and not (args.command == "status" and args.probe):
-            return {"ok": False, "error": f"{args.command!r} is not served by the agent"}
-        args.project_root = os.path.dirname(self.store.path)
-        args.config = self.watcher.config.source
-        ctx = Context(args)
-        try:
-            rc, envelope = main.execute(ctx, args)
-        finally:
-            ctx.close()
-        return {"ok": True, "exit_code": rc, "line": output.render(envelope)}
+        return self._run_command(argv, os.path.dirname(self.store.path),
+                                 self.watcher.config.source, self.route)

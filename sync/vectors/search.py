@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from outbox import atomic, contract, records, views
-from outbox.store import IMPORTED, PENDING, Store, StoredFile, StoredMessage
-from sync.vector_index import KINDS, Index
+from agent_memory.outbox import atomic, contract, records, views
+from agent_memory.outbox.store import IMPORTED, PENDING, Store, StoredFile, StoredMessage
+from agent_memory.sync.vectors.index import KINDS, Index
 
 
 class LocalRefusal(Exception):

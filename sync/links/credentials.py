@@ -27,19 +27,8 @@ import ssl
 import time
 from typing import Any
 
-# What a credential refusal is about, for answers and status.
-CLIENT_CERTIFICATE = "client_certificate"
-SERVER_TRUST = "server_trust"
-HOSTNAME = "hostname"
-TOKEN = "token"
-FIXES = {
-    CLIENT_CERTIFICATE: "give a client certificate and key of the CA the server trusts, valid "
-                        "today (ssl.cert / ssl.key), then run `agent-memory config validate`",
-    SERVER_TRUST: "give the CA that signed the server's certificate (ssl.ca)",
-    HOSTNAME: "connect by a name the server's certificate carries (server.host), or set "
-              "ssl.check_hostname to false if you accept any certificate of that CA",
-    TOKEN: "give the token the service accepts (auth.token, auth.token_header)",
-}
+from agent_memory.sync.links.failures import CLIENT_CERTIFICATE, FIXES, HOSTNAME, SERVER_TRUST
+
 EXPIRY_WARNING_DAYS = 14
 DIAGNOSIS_TIMEOUT = 3.0
 
@@ -240,7 +229,7 @@ def _likely_cause(section: dict[str, Any], files: dict[str, str], resolve) -> st
 async def confirm(exc: BaseException, section: dict[str, Any] | None, resolve) -> BaseException:
     """An Unreachable that a TLS link met as a disconnect (no answer, no alert): the Credentials
     it really was when `diagnose` finds the server refusing this client, else `exc` itself."""
-    from sync.failures import DISCONNECT_CATEGORIES, Credentials, Unreachable
+    from agent_memory.sync.links.failures import DISCONNECT_CATEGORIES, Credentials, Unreachable
     if not isinstance(exc, Unreachable) or isinstance(exc, Credentials) or section is None \
             or section.get("protocol", "http") == "http" \
             or exc.category not in DISCONNECT_CATEGORIES:

@@ -14,7 +14,7 @@ import socket
 import threading
 from typing import Any, Callable
 
-from sync import agent_socket
+from agent_memory.sync.agent import channel
 
 Handler = Callable[[dict[str, Any]], dict[str, Any]]
 RECEIVE_TIMEOUT = 30.0
@@ -87,16 +87,16 @@ class AgentServer:
     def _serve(self, conn: socket.socket) -> None:
         with conn:
             try:
-                uid = agent_socket.peer_uid(conn)
+                uid = channel.peer_uid(conn)
                 if uid != self._uid:
                     self.refused_peers += 1
                     self._log.warning("agent_peer_refused", peer_uid=uid)
-                    agent_socket.send(conn, {"ok": False, "refused": True,
+                    channel.send(conn, {"ok": False, "refused": True,
                                              "error": f"uid {uid} may not use this agent"})
                     _close_gently(conn)
                     return
                 conn.settimeout(RECEIVE_TIMEOUT)
-                request = agent_socket.receive(conn)
+                request = channel.receive(conn)
                 conn.settimeout(None)
                 self.requests += 1
                 try:
@@ -104,7 +104,7 @@ class AgentServer:
                 except Exception as exc:  # noqa: BLE001 - the client falls back; never a crash
                     self._log.exception("agent_request_failed", op=request.get("op"))
                     answer = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
-                agent_socket.send(conn, answer)
+                channel.send(conn, answer)
             except (OSError, ConnectionError) as exc:
                 self._log.info("agent_connection_lost", error=str(exc))
 

@@ -17,30 +17,12 @@ import asyncio
 import time
 from typing import Any, Callable
 
-from outbox import encoding
-from outbox.store import IMPORTED, PENDING, Store
-from sync.config import Config
-from sync.failures import Refused, Unreachable
-from sync.logger_link import BATCH, RetryPolicy
-
-
-def write_vector(store: Store, session_id: str, msg_name: str, message_id: str, model: str,
-                 dimension: int, embedding: list[float]) -> bool:
-    """Write the `.emb` beside the message wherever it lies; False when it already exists or
-    the message is gone (quarantined or moved away)."""
-    record = encoding.vector(message_id=message_id, model=model, dimension=dimension,
-                             embedding=embedding)
-    area = store.area_of(session_id, msg_name, (PENDING, IMPORTED))
-    try:
-        if area == PENDING:
-            store.append_vector(session_id, msg_name, record)
-        elif area == IMPORTED:
-            store.append_imported_vector(session_id, msg_name, record)
-        else:
-            return False
-    except FileExistsError:
-        return False
-    return True
+from agent_memory.outbox import encoding
+from agent_memory.outbox.store import Store
+from agent_memory.sync.config import Config
+from agent_memory.sync.links.failures import Refused, Unreachable
+from agent_memory.sync.links.logger import BATCH, RetryPolicy
+from agent_memory.sync.vectors.emb import write_vector
 
 
 def backfill(store: Store, config: Config, *,
@@ -60,9 +42,9 @@ def backfill(store: Store, config: Config, *,
     (and Refused when it refuses the configured model or dimension); either carries `.report`,
     the same dict for what was done before the failure.
     """
-    from sync.embedder_link import EmbedderLink, TextRefused, VectorMismatch
-    from sync.local_search import load_stored
-    from sync.vector_index import EMB_NONE, open_index
+    from agent_memory.sync.links.embedder import EmbedderLink, TextRefused, VectorMismatch
+    from agent_memory.sync.vectors.search import load_stored
+    from agent_memory.sync.vectors.index import EMB_NONE, open_index
 
     started = time.perf_counter()
     model = config.embedding_model["model"]
@@ -87,7 +69,7 @@ def backfill(store: Store, config: Config, *,
         exc.report = done()
         raise exc
     batch = max(1, batch)
-    from sync.embedder_link import port_open
+    from agent_memory.sync.links.embedder import port_open
     if not port_open(config):
         exc = Unreachable("the embedder does not accept connections at "
                           f"{config.embedder.get('server')}")
@@ -118,8 +100,9 @@ def backfill(store: Store, config: Config, *,
                             "file": f"{session_id}/{msg_name}", "message_id": record.message_id,
                             "code": vector.code, "reason": vector.reason})
                         continue
-                    if write_vector(store, session_id, msg_name, record.message_id, model,
-                                    dimension, vector):
+                    if write_vector(store, session_id, msg_name, encoding.vector(
+                            message_id=record.message_id, model=model, dimension=dimension,
+                            embedding=vector)):
                         report["written"] += 1
                     report["remaining"] -= 1
                 if progress is not None:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import asyncio
 from collections import OrderedDict
 
-from sync import delivery
-from sync.delivery import Delivery
+from agent_memory.sync import delivery
+from agent_memory.sync.delivery import Delivery
 
 RECENT = 4096
 

@@ -8,29 +8,34 @@ from __future__ import annotations
 import os
 from typing import Callable
 
-from outbox import names
-from outbox.contract import is_valid_session_id
+from agent_memory.outbox import names
+from agent_memory.outbox.contract import is_valid_session_id
 
-Notify = Callable[[str, str], None]  # (kind, session_id); kind is "message" or "session"
+# (kind, session_id, file name or None for a new session directory); kind is "message" or
+# "session"
+Notify = Callable[[str, str, "str | None"], None]
 
 
-def classify(store_path: str, path: str, is_directory: bool) -> tuple[str, str] | None:
-    """("session", id) for a new final file or session directory in the pending area,
-    ("message", id) for a new `.msg`, None for anything else."""
+def classify(store_path: str, path: str,
+             is_directory: bool) -> tuple[str, str, str | None] | None:
+    """("session", id, None) for a new session directory in the pending area, ("session", id,
+    name) for a new final file there, ("message", id, name) for a new `.msg`, None for anything
+    else."""
     rel = os.path.relpath(path, store_path)
     parts = rel.split(os.sep)
     if len(parts) == 1 and is_directory and is_valid_session_id(parts[0]):
-        return "session", parts[0]
+        return "session", parts[0], None
     if len(parts) != 2 or is_directory:
         return None
     if is_valid_session_id(parts[0]) and names.is_final(parts[1]):
-        return ("message" if parts[1].endswith(names.MESSAGE_EXT) else "session"), parts[0]
+        kind = "message" if parts[1].endswith(names.MESSAGE_EXT) else "session"
+        return kind, parts[0], parts[1]
     return None
 
 
 def start_observer(store_path: str, notify: Notify):
-    """A started watchdog observer calling `notify(kind, session_id)` from its own thread for
-    each file that matters (the caller hops to its loop); stop() and join() it when done."""
+    """A started watchdog observer calling `notify(kind, session_id, name)` from its own thread
+    for each file that matters (the caller hops to its loop); stop() and join() it when done."""
     from watchdog.events import (DirCreatedEvent, DirMovedEvent, FileCreatedEvent,
                                  FileMovedEvent, FileSystemEventHandler)
     from watchdog.observers import Observer

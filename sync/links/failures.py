@@ -31,6 +31,20 @@ DISCONNECT_CATEGORIES = frozenset({
 CREDENTIAL_CATEGORIES = {"tls_trust": "server_trust", "tls_identity": "hostname",
                          "authentication": "token", "authorization": "token"}
 
+# What a credential refusal is about, for answers and status.
+CLIENT_CERTIFICATE = "client_certificate"
+SERVER_TRUST = "server_trust"
+HOSTNAME = "hostname"
+TOKEN = "token"
+FIXES = {
+    CLIENT_CERTIFICATE: "give a client certificate and key of the CA the server trusts, valid "
+                        "today (ssl.cert / ssl.key), then run `agent-memory config validate`",
+    SERVER_TRUST: "give the CA that signed the server's certificate (ssl.ca)",
+    HOSTNAME: "connect by a name the server's certificate carries (server.host), or set "
+              "ssl.check_hostname to false if you accept any certificate of that CA",
+    TOKEN: "give the token the service accepts (auth.token, auth.token_header)",
+}
+
 UNREACHABLE = "unreachable"
 CREDENTIALS = "credentials"
 REFUSED = "refused"
@@ -133,7 +147,6 @@ def _credentials(exc: BaseException) -> Credentials:
         reason = "the server's certificate is not for the configured host"
     else:
         reason = "the server refused this client's certificate in the TLS handshake"
-    from sync.credentials import FIXES
     return Credentials(kind, f"{reason} ({describe(exc)[:300]}); {FIXES[kind]}")
 
 

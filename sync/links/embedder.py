@@ -27,9 +27,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from sync.config import Config
-from sync.failures import Failed, Refused, Unreachable, _chain, translate
-from sync.logger_link import INTERACTIVE, RetryPolicy
+from agent_memory.sync.config import Config
+from agent_memory.sync.links.failures import Failed, Refused, Unreachable, _chain, translate
+from agent_memory.sync.links.logger import INTERACTIVE, RetryPolicy
 
 # The code of a refusal the embedder answered without a stable code of its own.
 EMBEDDING_REFUSED = "EMBEDDING_REFUSED"
@@ -212,7 +212,7 @@ class EmbedderLink:
                 with attempt:
                     answer = await self._once(texts)
         except Unreachable as exc:
-            from sync.credentials import confirm
+            from agent_memory.sync.links.credentials import confirm
             found = await confirm(exc, self._config.embedder, self._config.resolve_path)
             if found is exc:
                 raise
@@ -278,28 +278,14 @@ async def embed_texts(config: Config, texts: list[str], *, timeout: float | None
         return await link.embed(texts)
 
 
-def embed_now(config: Config, texts: list[str], *, budget: float | None = None,
-              policy: RetryPolicy = INTERACTIVE) -> list[list[float]]:
-    """Synchronous embed for commands; with `budget`, the whole call (connection, retries and
-    answer, not the import) must finish within it or the embedder counts as unreachable."""
+async def embed_within(link: "EmbedderLink", texts: list[str], budget: float | None,
+                       policy: RetryPolicy) -> list[list[float]]:
+    """`link.embed(texts)`, within `budget` seconds when one is given (then a slow embedder
+    counts as unreachable): the one place the embed budget is kept."""
     import asyncio
-
-    if not port_open(config, timeout=min(0.5, budget) if budget else 0.5):
-        raise Unreachable("the embedder does not accept connections at "
-                          f"{(config.embedder or {}).get('server')}")
-
-    from sync import resident_links
-    pool = resident_links.active()
-    if pool is not None:  # in the agent: its open link
-        return pool.embed(config, texts, budget, policy)
-
-    async def go() -> list[list[float]]:
-        async with EmbedderLink(config, timeout=budget, policy=policy) as link:
-            if budget is None:
-                return await link.embed(texts)
-            try:
-                return await asyncio.wait_for(link.embed(texts), budget)
-            except asyncio.TimeoutError:
-                raise Unreachable(f"the embedder did not answer within {budget} s") from None
-
-    return asyncio.run(go())
+    if budget is None:
+        return await link.embed(texts, policy=policy)
+    try:
+        return await asyncio.wait_for(link.embed(texts, policy=policy), budget)
+    except asyncio.TimeoutError:
+        raise Unreachable(f"the embedder did not answer within {budget} s") from None

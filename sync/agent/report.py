@@ -10,8 +10,8 @@ import threading
 import time
 from typing import Any
 
-from sync import watcher_state
-from sync.engine import SessionReport
+from agent_memory.sync.agent import published
+from agent_memory.sync.engine import SessionReport
 
 
 class WatcherReport:
@@ -19,7 +19,7 @@ class WatcherReport:
         self.path = store_path
         self.log = log
         self.pid = os.getpid()
-        self.started = watcher_state.iso()
+        self.started = published.iso()
         self.status = "starting"
         self.last_sync: dict[str, Any] | None = None
         self.last_success: str | None = None
@@ -49,7 +49,7 @@ class WatcherReport:
             self.totals[key] += value
         if not reports and not full:
             return 0
-        self.last_sync = {"at": watcher_state.iso(), "kind": "rescan" if full else "events",
+        self.last_sync = {"at": published.iso(), "kind": "rescan" if full else "events",
                           "sessions": len(reports), "imported": imported,
                           "events_applied": events, "refused": refused, "waiting": waiting,
                           "quarantined": quarantined, "seconds": round(seconds, 3)}
@@ -71,13 +71,13 @@ class WatcherReport:
     def _publish(self, force_backlog: bool, stopped_by: str | None, stopped: bool) -> None:
         if force_backlog or self.backlog is None:
             try:
-                self.backlog = watcher_state.backlog(self.path)
+                self.backlog = published.backlog(self.path)
             except OSError as exc:
                 self.backlog = {"unavailable": str(exc)}
         next_attempt = None
         if self.next_attempt is not None and self.status == "backing_off":
-            next_attempt = watcher_state.iso(self.next_attempt)
-        state = {"pid": self.pid, "started": self.started, "updated": watcher_state.iso(),
+            next_attempt = published.iso(self.next_attempt)
+        state = {"pid": self.pid, "started": self.started, "updated": published.iso(),
                  "status": self.status, "store": self.path,
                  "last_sync": self.last_sync, "last_success": self.last_success,
                  "last_error": self.last_error, "next_attempt": next_attempt,
@@ -86,15 +86,15 @@ class WatcherReport:
                               "last_error": self.embed_error},
                  "agent": self.agent}
         if stopped:
-            state["stopped"] = watcher_state.iso()
+            state["stopped"] = published.iso()
             state["stop_reason"] = stopped_by
         try:
-            watcher_state.write(self.path, state)
+            published.write(self.path, state)
         except OSError as exc:
             self.log.warning("state_not_published", error=str(exc))
         self.last_publish = time.monotonic()
 
     def summary(self, reason: str | None) -> dict[str, Any]:
         return {"watching": False, "refused": False, "pid": self.pid, "started": self.started,
-                "stopped": watcher_state.iso(), "reason": reason,
+                "stopped": published.iso(), "reason": reason,
                 **self.totals, "last_error": self.last_error, "backlog": self.backlog}
