@@ -189,7 +189,7 @@ def ask(store_path: str, message: dict[str, Any], timeout: float) -> dict[str, A
 
 
 def serve(ctx, args, argv: list[str]) -> tuple[int, str] | None:
-    """Run a read-side command (cli.main.SERVED, `status --probe`) in the agent: (exit code,
+    """Run a read-side command (cli.dispatch.SERVED, `status --probe`) in the agent: (exit code,
     the stdout line), or None to run it here (no agent, another store or configuration, or
     the agent lost midway: reads are safe to repeat)."""
     identity = _identity(ctx) if _wanted(ctx) else None

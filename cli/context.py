@@ -14,8 +14,11 @@ from agent_memory.sync import config as config_mod
 
 
 class Context:
-    def __init__(self, args: argparse.Namespace, route=None) -> None:
+    def __init__(self, args: argparse.Namespace, route=None, serve_command=None) -> None:
         self.args = args
+        # cli.served.serve_command, handed down by the shell: what an agent this command starts
+        # runs for its callers (None where no agent can be started from here)
+        self.serve_command = serve_command
         self._route = route  # the agent hands its own (over its open links) to what it serves
         self.store_mode: str = args.store
         self._store: Store | None = None

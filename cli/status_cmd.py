@@ -19,6 +19,7 @@ from typing import Any
 
 from agent_memory.cli.context import Context
 from agent_memory.cli.errors import CliError
+from agent_memory.outbox.survey import iso
 
 PROBE_TIMEOUT = 5.0
 
@@ -145,10 +146,10 @@ def _probe(config) -> dict[str, Any]:
 
 
 def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
-    from agent_memory.sync.agent import published
     store = ctx.store()
-    data: dict[str, Any] = {"store": store.path, "at": published.iso()}
-    data.update(published.survey(store.path))
+    data: dict[str, Any] = {"store": store.path, "at": iso()}
+    from agent_memory.outbox import survey
+    data.update(survey.survey(store.path))
     data["watcher"] = _watcher(store.path)
     from agent_memory.cli.agent_cmd import agent_status
     data["agent"] = agent_status(store.path, ctx)

@@ -42,7 +42,8 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
         lock_wait = held
     elif not store.has_pending():
         data = {"skipped": False, "sessions": [], "totals": _totals([])}
-        orphans = store.remove_orphan_temporaries()  # what killed writers left, anywhere
+        from agent_memory.outbox.cleanup import remove_orphan_temporaries
+        orphans = remove_orphan_temporaries(store)  # what killed writers left, anywhere
         if orphans:
             data["warnings"] = [f"removed {orphans} temporaries left by writers killed midway "
                                 "(none held a record)"]

@@ -70,7 +70,7 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
         log = get_logger("agent-memory.watch")
         install_log_bridge(log)
         summary, ran = Watcher(store, ctx.config, options, log,
-                               server_factory=_server_factory(log)).run()
+                               server_factory=_server_factory(ctx, log)).run()
     finally:
         pump.close()
         sys.stdout, sys.stderr = streams
@@ -90,13 +90,12 @@ def _keep_agent_lock() -> None:
             pass
 
 
-def _server_factory(log):
+def _server_factory(ctx: Context, log):
     from agent_memory.sync.agent.service import AgentService
     from agent_memory.sync.agent import channel
     from agent_memory.sync.agent.server import AgentServer
 
     def make(watcher):
-        from agent_memory.cli.main import serve_command
-        service = AgentService(watcher, serve_command)
+        service = AgentService(watcher, ctx.serve_command)
         return AgentServer(channel.socket_path(watcher.path), service.handle, log)
     return make

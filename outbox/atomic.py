@@ -85,6 +85,22 @@ class UnsafeFile(OSError):
         return self.reason
 
 
+SYMLINK = "a symbolic link, not a file"
+
+
+def unsafe_reason(info: os.stat_result, limit: int = MAX_RECORD_BYTES) -> str | None:
+    """Why an entry found under a record's name can never be one (a symbolic link, a FIFO, a
+    socket, a device, a directory, a file over `limit`), or None: the one wording of readers,
+    `status` and `verify`."""
+    if stat.S_ISLNK(info.st_mode):
+        return SYMLINK
+    if not stat.S_ISREG(info.st_mode):
+        return "not a regular file (a FIFO, socket, device or directory)"
+    if info.st_size > limit:
+        return f"{info.st_size} bytes: over the {limit}-byte limit of a record"
+    return None
+
+
 def read_file(dir_fd: int, name: str, limit: int = MAX_RECORD_BYTES) -> bytes:
     """Read a whole regular file of at most `limit` bytes without following a symlink.
 
@@ -95,15 +111,12 @@ def read_file(dir_fd: int, name: str, limit: int = MAX_RECORD_BYTES) -> bytes:
                      dir_fd=dir_fd)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise UnsafeFile(name, "a symbolic link, not a file") from None
+            raise UnsafeFile(name, SYMLINK) from None
         raise
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise UnsafeFile(name, "not a regular file (a FIFO, socket, device or directory)")
-        if info.st_size > limit:
-            raise UnsafeFile(name, f"{info.st_size} bytes: over the {limit}-byte limit of a "
-                                   "record")
+        reason = unsafe_reason(os.fstat(fd), limit)
+        if reason is not None:
+            raise UnsafeFile(name, reason)
         chunks = []
         total = 0
         while True:

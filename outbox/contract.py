@@ -201,6 +201,43 @@ def dialogue_kind_label(kinds: list[str] | tuple[str, str]) -> str:
     return f"{kinds[0]}-to-{kinds[1]}"
 
 
+class CorrectionChains:
+    """Correction chains (our decision, as `resolve_corrections` below): a message with
+    `corrects_message_id` continues the chain of the message it corrects; the chain's root is
+    the member that corrects nothing (known); its final version is the correcting member with
+    the greatest order key (arrival: the sequence number, then what breaks ties). Built from
+    `(message_id, corrects_message_id, order key)` of the correcting messages only; the
+    reference logger (from its rows) and the offline search (from the vector index) both use
+    it, so they resolve a chain alike."""
+
+    def __init__(self, corrections) -> None:
+        corrections = list(corrections)
+        self._corrects = {message_id: target for message_id, target, _key in corrections}
+        self._final: dict[str, tuple[Any, str]] = {}
+        for message_id, _target, key in corrections:
+            root = self.root(message_id)
+            if root not in self._final or key > self._final[root][0]:
+                self._final[root] = (key, message_id)
+
+    def is_correction(self, message_id: str) -> bool:
+        return message_id in self._corrects
+
+    def has_corrections(self) -> bool:
+        return bool(self._corrects)
+
+    def root(self, message_id: str) -> str:
+        seen = set()
+        while message_id in self._corrects and message_id not in seen:
+            seen.add(message_id)
+            message_id = self._corrects[message_id]
+        return message_id
+
+    def final_id(self, root: str) -> str | None:
+        """The final version's id when `root` has been corrected, else None."""
+        found = self._final.get(root)
+        return found[1] if found else None
+
+
 def resolve_corrections(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Resolved mode over a session's MESSAGE_ENTRY list in arrival order.
 

@@ -8,8 +8,6 @@ imported; concurrent writers may share one, which is why references go by messag
 from __future__ import annotations
 
 import os
-import stat
-import time
 from collections import namedtuple  # not typing.NamedTuple: typing costs the write path
 from datetime import datetime, timezone
 
@@ -19,13 +17,13 @@ if TYPE_CHECKING:
 
 from agent_memory.outbox import atomic, encoding, names
 from agent_memory.outbox.availability import StoreUnavailable, check_available
+from agent_memory.outbox.entries import may_open
 from agent_memory.outbox.contract import format_utc, is_valid_session_id, new_uuid4, normalise_occurred_at
 
 PENDING = "pending"
 IMPORTED = "imported"
 QUARANTINED = "quarantined"
 _AREA_DIRS = {IMPORTED: names.IMPORTED_DIR, QUARANTINED: names.QUARANTINE_DIR}
-UNSAFE_DIR = ".unsafe"  # in .quarantine/: entries named like a session that were not directories
 
 
 class MessageExists(Exception):
@@ -75,94 +73,6 @@ class Unreadable(namedtuple("Unreadable", "file reason")):
         return {"file": self.file.relpath, "reason": self.reason}
 
 
-UNOPENABLE_SESSION = ("a session directory this user may not open (permission denied): "
-                      "left in place; fix its owner or mode and the next sync takes it")
-
-
-def may_open(name: str, dir_fd: int | None = None) -> bool:
-    """Can this user open the directory `name`? (Scans skip one it may not, so one session
-    with a wrong mode or owner never stops the others; it is reported as an unsafe entry.)"""
-    try:
-        os.close(atomic.open_dir(name, dir_fd=dir_fd))
-    except PermissionError:
-        return False
-    except OSError:
-        pass  # gone meanwhile, or not a directory: other checks judge that
-    return True
-
-
-def find_unsafe_entries(store_fd: int) -> list[dict[str, str]]:
-    """Entries of the pending area named like a session that are not real directories, or
-    that this user may not open. `entry` is the path to show, `name` the entry's name."""
-    found = []
-    for entry in os.scandir(store_fd):
-        if not is_valid_session_id(entry.name):
-            continue
-        if not entry.is_dir(follow_symlinks=False):
-            kind = "a symbolic link" if entry.is_symlink() else "not a directory"
-            reason = f"{kind}, named like a session"
-        elif not may_open(entry.name, store_fd):
-            reason = UNOPENABLE_SESSION
-        else:
-            continue
-        found.append({"entry": f"{names.STORE_DIR}/{entry.name}", "name": entry.name,
-                      "reason": reason})
-    return found
-
-
-ORPHAN_TEMPORARY_AGE_S = 1.0
-
-
-def temporary_writer(name: str) -> int | None:
-    """The pid of the writer of a temporary file, from its name, or None when `name` is not a
-    temporary. Two shapes are written: `.tmp-<pid>-<random>` (records, outbox.atomic) and
-    `<final name>.tmp-<pid>` (the state documents, the vector index)."""
-    if name.startswith(names.TEMP_PREFIX):
-        pid = name[len(names.TEMP_PREFIX):].split("-", 1)[0]
-    elif ".tmp-" in name:
-        pid = name.rsplit(".tmp-", 1)[1]
-    else:
-        return None
-    return int(pid) if pid.isdigit() else None
-
-
-def _remove_orphans(dir_fd: int, now: float, min_age_s: float) -> int:
-    removed = 0
-    for name in os.listdir(dir_fd):
-        pid = temporary_writer(name)
-        if pid is None:
-            continue
-        try:
-            st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-            if _alive(pid) or now - st.st_mtime < min_age_s or not stat.S_ISREG(st.st_mode):
-                continue
-            os.unlink(name, dir_fd=dir_fd)
-            removed += 1
-        except FileNotFoundError:
-            continue  # linked and cleaned up by its writer, or by another syncer
-    if removed:
-        os.fsync(dir_fd)
-    return removed
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # another user's process
-    return True
-
-
-def _exists(dir_fd: int, name: str) -> bool:
-    try:
-        os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-    except FileNotFoundError:
-        return False
-    return True
-
-
 def utc_now() -> datetime:
     return datetime.now(timezone.utc)
 
@@ -191,7 +101,12 @@ class Store:
         self.close()
 
     # --- directories ---------------------------------------------------------------------------
-    def _area_fd(self, area: str, create: bool) -> int | None:
+    @property
+    def fd(self) -> int:
+        """The store directory's descriptor (open for the store's life)."""
+        return self._fd
+
+    def area_fd(self, area: str, create: bool) -> int | None:
         if area == PENDING:
             return os.dup(self._fd)
         name = _AREA_DIRS[area]
@@ -206,7 +121,7 @@ class Store:
         """A descriptor of a session's directory in `area`, or None when it does not exist."""
         if not is_valid_session_id(session_id):
             raise ValueError(f"invalid session id: {session_id!r}")
-        area_fd = self._area_fd(area, create)
+        area_fd = self.area_fd(area, create)
         if area_fd is None:
             return None
         try:
@@ -223,7 +138,7 @@ class Store:
         """Every session with a directory in any area, sorted."""
         found: set[str] = set()
         for area in (PENDING, IMPORTED, QUARANTINED):
-            fd = self._area_fd(area, create=False)
+            fd = self.area_fd(area, create=False)
             if fd is None:
                 continue
             try:
@@ -331,7 +246,7 @@ class Store:
         return None
 
     # --- writes --------------------------------------------------------------------------------
-    def append_message(self, fields: dict[str, Any]) -> StoredMessage:
+    def append_message(self, fields: dict[str, Any]) -> NewMessage:
         """Create the `.msg` of a new message. `fields` are already validated.
 
         Raises MessageExists when the message_id is already stored in the session (the caller
@@ -483,7 +398,7 @@ class Store:
 
     def remove_empty_session_dir(self, session_id: str, area: str) -> bool:
         """Remove a session's directory in `area` if it is empty (rmdir never takes a file)."""
-        area_fd = self._area_fd(area, create=False)
+        area_fd = self.area_fd(area, create=False)
         if area_fd is None:
             return False
         try:
@@ -495,96 +410,12 @@ class Store:
         finally:
             os.close(area_fd)
 
-    def unsafe_entries(self) -> list[dict[str, str]]:
-        """Entries of the store named like a session that are not real directories (a symbolic
-        link, a file, a FIFO) or that this user may not open: never entered, never followed."""
-        return find_unsafe_entries(self._fd)
-
-    def set_aside_unsafe(self) -> list[dict[str, str]]:
-        """Move every unsafe entry to `.quarantine/.unsafe/` beside a `<name>.reason.json`
-        (the caller holds the sync lock); what was moved, with where it went."""
-        found = self.unsafe_entries()
-        if not found:
-            return []
-        quarantine_fd = self._area_fd(QUARANTINED, create=True)
-        try:
-            unsafe_fd = atomic.ensure_dir(quarantine_fd, UNSAFE_DIR)
-        finally:
-            os.close(quarantine_fd)
-        moved = []
-        try:
-            for item in found:
-                if item["reason"] == UNOPENABLE_SESSION:
-                    # Its records are sound; only its mode or owner is wrong, and a directory
-                    # that may not be written cannot be renamed anyway. It stays, reported.
-                    moved.append({**item, "moved_to": None})
-                    continue
-                target = item["name"]
-                while _exists(unsafe_fd, target):  # set aside before: keep both
-                    target = f"{item['name']}.{utc_now().strftime('%Y%m%dT%H%M%S%f')}"
-                try:
-                    atomic.create_exclusive(unsafe_fd, target + ".reason.json",
-                                            encoding.encode({**item, "moved_to": target}))
-                    os.rename(item["name"], target, src_dir_fd=self._fd, dst_dir_fd=unsafe_fd)
-                except FileNotFoundError:
-                    continue  # removed meanwhile
-                moved.append({**item, "moved_to": f"{names.STORE_DIR}/{names.QUARANTINE_DIR}/"
-                                                  f"{UNSAFE_DIR}/{target}"})
-            if any(m["moved_to"] for m in moved):
-                os.fsync(unsafe_fd)
-                os.fsync(self._fd)
-        finally:
-            os.close(unsafe_fd)
-        return moved
-
-    def remove_orphan_temporaries(self, min_age_s: float = ORPHAN_TEMPORARY_AGE_S) -> int:
-        """Remove the temporaries that writers killed midway left anywhere in the store: the
-        session directories of every area (pending, imported, quarantined), the store itself
-        (state documents) and its other directories (the vector index); how many. A temporary
-        never held a record under a final name, so removing it loses nothing. Its name carries
-        its writer's pid: one whose writer is alive, or written less than `min_age_s` ago, is
-        left alone. (A writer in another pid namespace whose temporary is removed in the moment
-        before it links it fails loudly; it never reports a write it did not make.)
-        Directories this user may not open are skipped (status reports them); symbolic links
-        are never followed."""
-        removed = 0
-        now = time.time()
-        folders = [os.dup(self._fd)]
-        while folders:
-            fd = folders.pop()
-            try:
-                removed += _remove_orphans(fd, now, min_age_s)
-                below = [entry.name for entry in os.scandir(fd)
-                         if entry.is_dir(follow_symlinks=False)]
-                for name in below:
-                    try:
-                        folders.append(atomic.open_dir(name, dir_fd=fd))
-                    except OSError:
-                        continue  # removed meanwhile, or not ours to open
-            finally:
-                os.close(fd)
-        return removed
-
     def pending_usage(self) -> tuple[int, int]:
-        """(pending messages, bytes of every pending final-named file): names and one stat per
-        file, no decoding."""
-        messages = size = 0
-        for session_id in self.pending_session_ids():
-            fd = self.session_fd(session_id)
-            if fd is None:
-                continue
-            try:
-                for entry in os.scandir(fd):
-                    if not names.is_final(entry.name):
-                        continue
-                    try:
-                        size += entry.stat(follow_symlinks=False).st_size
-                    except FileNotFoundError:
-                        continue  # moved meanwhile
-                    messages += entry.name.endswith(names.MESSAGE_EXT)
-            finally:
-                os.close(fd)
-        return messages, size
+        """(pending messages, bytes of the pending records): names and one stat per file, no
+        decoding (outbox.survey.backlog, the figures the watcher publishes)."""
+        from agent_memory.outbox.survey import backlog
+        measured = backlog(self.path)
+        return measured["pending_messages"], measured["pending_bytes"]
 
     def pending_session_ids(self) -> list[str]:
         """Sessions with a directory in the pending area, sorted."""

@@ -30,7 +30,8 @@ def verify(store: Store, model: str | None = None,
     damage: list[dict[str, str]] = []
     warnings: list[dict[str, str]] = []
     checked = {"sessions": 0, "messages": 0, "events": 0, "vectors": 0, "quarantined": 0}
-    for entry in store.unsafe_entries():
+    from agent_memory.outbox.cleanup import unsafe_entries
+    for entry in unsafe_entries(store):
         damage.append({"file": entry["entry"], "problem": entry["reason"]})
     seen: dict[str, str] = {}  # message id -> relpath of its first .msg
     now = time.time()

@@ -57,6 +57,19 @@ def from_outcome(outcome: Any) -> Delivery | None:
     return None
 
 
+def from_failure(exc: BaseException) -> Delivery:
+    """What a file's forward met when the logger could not take it: unreachable or credentials
+    refused, it stays pending (the reason says which); refused, the logger's code; anything
+    else, failed."""
+    from agent_memory.sync.links.failures import Failed, Refused, Unreachable, describe
+    from agent_memory.sync.links.failures import pending_reason
+    if isinstance(exc, Unreachable):
+        return pending(pending_reason(exc))
+    if isinstance(exc, Refused):
+        return Delivery("refused", code=exc.code, statement=exc.statement)
+    return Delivery("failed", reason=str(exc) if isinstance(exc, Failed) else describe(exc))
+
+
 def lacks_number(settled: Delivery, name: str) -> bool:
     """A confirmed message whose answer has no sequence number (it was confirmed through
     messages_import, whose outcomes carry none): message_get gives it (`completed`)."""

@@ -124,7 +124,39 @@ class _Barrier:
                 "join a session the logger gave to another")
 
 
+def tidy(store: Store) -> list[dict[str, Any]]:
+    """Before a pass over the whole store (the caller holds the sync lock): entries named like
+    a session that are not one are set aside (or, unopenable, skipped), and temporaries of
+    writers killed midway are removed. What was done, one dict each: `event`
+    ("set_aside", "skipped", "orphan_temporaries_removed"), `message` in words, and the
+    details."""
+    from agent_memory.outbox import cleanup
+    done = []
+    for moved in cleanup.set_aside_unsafe(store):
+        if moved["moved_to"] is None:
+            done.append({"event": "skipped", **moved,
+                         "message": f"skipped {moved['entry']}: {moved['reason']}"})
+        else:
+            done.append({"event": "set_aside", **moved,
+                         "message": f"set aside {moved['entry']} ({moved['reason']}) to "
+                                    f"{moved['moved_to']}"})
+    orphans = cleanup.remove_orphan_temporaries(store)
+    if orphans:
+        done.append({"event": "orphan_temporaries_removed", "count": orphans,
+                     "message": f"removed {orphans} temporaries left by writers killed midway "
+                                "(none held a record)"})
+    return done
+
+
 class SyncEngine:
+    @classmethod
+    def for_store(cls, store: Store, link: LoggerLink, limits: "Limits | None" = None,
+                  progress: Callable[[str, dict[str, Any]], None] | None = None,
+                  track_outcomes: bool = True) -> "SyncEngine":
+        """An engine over the store's own refusal state (its `state.warnings` say what was
+        wrong with that file, if anything)."""
+        return cls(store, link, SyncState(store.path), limits, progress, track_outcomes)
+
     def __init__(self, store: Store, link: LoggerLink, state: SyncState,
                  limits: Limits | None = None,
                  progress: Callable[[str, dict[str, Any]], None] | None = None,

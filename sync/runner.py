@@ -10,10 +10,9 @@ from typing import Any
 from agent_memory.outbox.store import Store
 from agent_memory.sync import delivery
 from agent_memory.sync.config import Config
-from agent_memory.sync.engine import Limits, SessionReport, SyncEngine
+from agent_memory.sync.engine import Limits, SessionReport, SyncEngine, tidy
 from agent_memory.sync.lock import SyncLock
 from agent_memory.sync.links.logger import BATCH, INTERACTIVE, LoggerLink, RetryPolicy
-from agent_memory.sync.state import SyncState
 
 
 class LockBusy(Exception):
@@ -45,19 +44,12 @@ class LockBusy(Exception):
 async def _run(store: Store, config: Config, policy: RetryPolicy, limits: Limits,
                session_id: str | None, progress,
                answer_for: str | None = None) -> tuple[list[SessionReport], list[str]]:
-    state = SyncState(store.path)
     async with LoggerLink(config, policy) as link:
-        engine = SyncEngine(store, link, state, limits, progress,
-                            track_outcomes=session_id is not None)
+        engine = SyncEngine.for_store(store, link, limits, progress,
+                                      track_outcomes=session_id is not None)
+        state = engine.state
         if session_id is None:
-            for moved in store.set_aside_unsafe():
-                state.warnings.append(
-                    f"skipped {moved['entry']}: {moved['reason']}" if moved["moved_to"] is None
-                    else f"set aside {moved['entry']} ({moved['reason']}) to {moved['moved_to']}")
-            orphans = store.remove_orphan_temporaries()
-            if orphans:
-                state.warnings.append(f"removed {orphans} temporaries left by writers killed "
-                                      "midway (none held a record)")
+            state.warnings.extend(done["message"] for done in tidy(store))
             reports = await engine.sync_all()
         else:
             reports = [await engine.sync_session(session_id)]
@@ -111,19 +103,15 @@ def deliver(store: Store, config: Config, session_id: str, name: str,
     """Forward the session of a file a command just appended, inline, and say what became of
     that file. Never raises for the logger's sake: every outcome is a Delivery (LockBusy is
     raised instead with `busy_raises`)."""
-    from agent_memory.sync.links.failures import Failed, Refused, Unreachable, pending_reason
+    from agent_memory.sync.links.failures import Failed, Refused, Unreachable
     try:
         report = forward_session(store, config, session_id, lock_wait=lock_wait, answer_for=name)
     except LockBusy as exc:
         if busy_raises:
             raise
         return delivery.pending(exc.reason(store, config))
-    except Unreachable as exc:  # an outage, or credentials refused: the file is kept either way
-        return delivery.pending(pending_reason(exc))
-    except Refused as exc:
-        return delivery.Delivery("refused", code=exc.code, statement=exc.statement)
-    except Failed as exc:
-        return delivery.Delivery("failed", reason=str(exc))
+    except (Unreachable, Refused, Failed) as exc:  # the file is kept, whatever the failure
+        return delivery.from_failure(exc)
     outcome = report.outcomes.get(name)
     if outcome is None:  # moved meanwhile by another syncer: it was confirmed there
         return delivery.confirmed(None)

@@ -9,9 +9,9 @@ import asyncio
 import time
 from typing import Any, Callable
 
-from agent_memory.sync.agent import published
 from agent_memory.sync.agent.backoff import Backoff
 from agent_memory.sync.links.failures import Unreachable
+from agent_memory.outbox.survey import iso
 
 
 class _Stopped(Exception):
@@ -86,7 +86,7 @@ class VectorBackfill:
             delay = self._backoff.failed()
             self._retry_at = time.monotonic() + delay
             kind = "unreachable" if isinstance(exc, Unreachable) else "failed"
-            report.embed_error = {"at": published.iso(), "kind": kind,
+            report.embed_error = {"at": iso(), "kind": kind,
                                   "message": (str(exc) or type(exc).__name__)[:2000],
                                   "retry_in_s": round(delay, 3)}
             self.log.warning("embedder_" + kind, error=report.embed_error["message"],
@@ -98,6 +98,6 @@ class VectorBackfill:
         self.unembeddable.update(item["message_id"] for item in result.get("unembeddable") or ())
         written = int(result.get("written", 0) or 0)
         report.totals["vectors_written"] += written
-        report.last_backfill = {"at": published.iso(), **result}
+        report.last_backfill = {"at": iso(), **result}
         if written or result.get("mismatched") or result.get("unembeddable"):
             self.log.info("backfill", **result)

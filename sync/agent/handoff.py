@@ -17,12 +17,11 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, Callable
 
 from agent_memory.outbox import names
-from agent_memory.outbox.store import IMPORTED, PENDING, QUARANTINED
+from agent_memory.outbox.store import IMPORTED, QUARANTINED
 from agent_memory.sync import delivery
+from agent_memory.sync.agent.settlement import Settlements
 from agent_memory.sync.delivery import Delivery
 from agent_memory.sync.engine import SessionReport
-from agent_memory.sync.links.failures import Refused, Unreachable, describe, pending_reason
-from agent_memory.sync.agent.settlement import Settlements
 
 
 class Handoff:
@@ -72,7 +71,7 @@ class Handoff:
 
     def round_failed(self, exc: BaseException) -> None:
         """Every waiting command hears the round's failure now rather than at its deadline."""
-        self.settlements.resolve_all(_failure_delivery(exc))
+        self.settlements.resolve_all(delivery.from_failure(exc))
 
     def stopping(self) -> None:
         self.settlements.resolve_all(delivery.pending(
@@ -102,15 +101,10 @@ class Handoff:
             return
         if record is None:
             return
+        from agent_memory.sync.vectors.emb import write_vector
         async with self.watcher.engine_lock:  # no round moves the .msg while its .emb is written
             try:
-                where = self.store.area_of(session_id, name)
-                if where == PENDING:
-                    self.store.append_vector(session_id, name, record)
-                elif where == IMPORTED:
-                    self.store.append_imported_vector(session_id, name, record)
-            except FileExistsError:
-                pass  # the backfill was quicker
+                write_vector(self.store, session_id, name, record)  # False: backfill was first
             except OSError as exc:
                 self.watcher.log.warning("vector_not_written", file=name, error=str(exc))
 
@@ -164,12 +158,3 @@ class Handoff:
         done = await delivery.completed(link, settled, names.parse_final_name(name)[1])
         self.settlements.remember(name, done)
         return done
-
-
-def _failure_delivery(exc: BaseException) -> Delivery:
-    """What a command waiting for a file hears when the round failed."""
-    if isinstance(exc, Unreachable):
-        return delivery.pending(pending_reason(exc))
-    if isinstance(exc, Refused):
-        return Delivery("refused", code=exc.code, statement=exc.statement)
-    return Delivery("failed", reason=describe(exc))

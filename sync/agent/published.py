@@ -1,37 +1,24 @@
-"""What the watcher publishes about itself, and what any process can measure of a store.
+"""What the watcher publishes about itself.
 
 The watcher's state is a small JSON document, `.agent-memory/.watcher.json`, rewritten
 atomically (temporary file, fsync, rename, fsync of the directory) by the watcher only, while it
 holds the sync lock. It is a report, never the source of truth: whether a watcher is alive is
 decided by the lock (an flock, freed by the kernel even on kill -9), and the backlog that
-`status` prints is measured from the files themselves by `survey()`. A state file left behind by
-a killed watcher is therefore reported as stale, never believed.
-
-Pure standard library and names only (no record is decoded): `status` and the watcher's
-per-round backlog stay cheap on a large store.
+`status` prints is measured from the files themselves (outbox.survey). A state file left behind
+by a killed watcher is therefore reported as stale, never believed.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import stat
-import time
-from datetime import datetime, timezone
 from typing import Any
 
-from agent_memory.outbox import atomic, names
-from agent_memory.outbox.contract import is_valid_session_id
+from agent_memory.outbox import atomic
 
 STATE_NAME = ".watcher.json"
 FORMAT_VERSION = 1
 _TEMP_PREFIX = STATE_NAME + ".tmp-"
-
-
-def iso(moment: float | None = None) -> str:
-    """A wall-clock time as RFC 3339 UTC with milliseconds."""
-    stamp = datetime.fromtimestamp(time.time() if moment is None else moment, timezone.utc)
-    return stamp.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 # --- the state document --------------------------------------------------------------------------
@@ -89,187 +76,3 @@ def watcher_pid(store_path: str, holder: int | None) -> int | None:
     if state is None or state.get("pid") != holder or state.get("status") == "stopped":
         return None
     return holder
-
-
-# --- measuring a store ---------------------------------------------------------------------------
-def _zero() -> dict[str, Any]:
-    return {"pending_messages": 0, "pending_events": 0, "pending_vectors": 0, "pending_bytes": 0,
-            "oldest_pending_at": None, "oldest_pending_age_s": None}
-
-
-def _scan_pending(fd: int, entry: dict[str, Any], ids: dict[str, set[str]] | None,
-                  now: float) -> None:
-    oldest = None
-    for item in os.scandir(fd):
-        parsed = names.parse_final_name(item.name)
-        if parsed is None:
-            continue
-        try:
-            st = item.stat(follow_symlinks=False)
-        except FileNotFoundError:
-            continue  # moved to .imported/ meanwhile
-        unsafe = _unsafe_reason(st)
-        if unsafe is not None:  # never counted as pending: sync sets it aside
-            entry.setdefault("unsafe", []).append({"file": item.name, "reason": unsafe})
-            continue
-        ext = parsed[2]
-        if ext == names.MESSAGE_EXT:
-            entry["pending_messages"] += 1
-        elif ext == names.EVENT_EXT:
-            entry["pending_events"] += 1
-        else:
-            entry["pending_vectors"] += 1
-        entry["pending_bytes"] += st.st_size
-        if ext != names.VECTOR_EXT and (oldest is None or st.st_mtime < oldest):
-            oldest = st.st_mtime
-        if ids is not None and ext != names.EVENT_EXT:
-            ids[ext].add(parsed[1])
-    if oldest is not None:
-        entry["oldest_pending_at"] = iso(oldest)
-        entry["oldest_pending_age_s"] = round(max(0.0, now - oldest), 3)
-
-
-def _unsafe_reason(st: os.stat_result) -> str | None:
-    """Why a final-named entry can never be a record (a symlink, a FIFO, a huge file)."""
-    if stat.S_ISLNK(st.st_mode):
-        return "a symbolic link, not a file"
-    if not stat.S_ISREG(st.st_mode):
-        return "not a regular file (a FIFO, socket, device or directory)"
-    if st.st_size > atomic.MAX_RECORD_BYTES:
-        return f"{st.st_size} bytes: over the {atomic.MAX_RECORD_BYTES}-byte limit of a record"
-    return None
-
-
-def _open(parent_fd: int, name: str) -> int | None:
-    """The directory, or None when it is gone or this user may not open it (an unopenable
-    session directory is listed among the unsafe entries instead)."""
-    try:
-        return atomic.open_dir(name, dir_fd=parent_fd)
-    except (FileNotFoundError, PermissionError):
-        return None
-
-
-def _session_dirs(fd: int | None) -> list[str]:
-    if fd is None:
-        return []
-    return sorted(e.name for e in os.scandir(fd)
-                  if is_valid_session_id(e.name) and e.is_dir(follow_symlinks=False))
-
-
-def backlog(store_path: str, now: float | None = None) -> dict[str, Any]:
-    """The pending area only (what the watcher publishes after each round): totals of pending
-    messages, events, vectors, bytes and the oldest pending message or event, by file time
-    (files are created once and never edited, so a file's mtime is when it was written)."""
-    now = time.time() if now is None else now
-    total = {**_zero(), "sessions": 0}
-    oldest = None
-    store_fd = atomic.open_dir(store_path)
-    try:
-        for sid in _session_dirs(store_fd):
-            fd = _open(store_fd, sid)
-            if fd is None:
-                continue
-            entry = _zero()
-            try:
-                _scan_pending(fd, entry, None, now)
-            finally:
-                os.close(fd)
-            if entry["pending_messages"] or entry["pending_events"] or entry["pending_vectors"]:
-                total["sessions"] += 1
-            for key in ("pending_messages", "pending_events", "pending_vectors", "pending_bytes"):
-                total[key] += entry[key]
-            age = entry["oldest_pending_age_s"]
-            if age is not None and (oldest is None or age > oldest[0]):
-                oldest = (age, entry["oldest_pending_at"])
-    finally:
-        os.close(store_fd)
-    if oldest is not None:
-        total["oldest_pending_age_s"], total["oldest_pending_at"] = oldest
-    return total
-
-
-def survey(store_path: str, now: float | None = None) -> dict[str, Any]:
-    """Per session and in total: pending messages/events/vectors and bytes, the age of the
-    oldest pending, quarantined items, and messages (pending or imported) without a vector.
-
-    Sessions with nothing to report are counted but not listed.
-    """
-    now = time.time() if now is None else now
-    sessions: list[dict[str, Any]] = []
-    totals = {**_zero(), "quarantined": 0, "missing_vectors": 0, "unsafe": 0}
-    oldest = None
-    store_fd = atomic.open_dir(store_path)
-    imported_fd = _open(store_fd, names.IMPORTED_DIR)
-    quarantine_fd = _open(store_fd, names.QUARANTINE_DIR)
-    try:
-        all_ids = sorted(set(_session_dirs(store_fd)) | set(_session_dirs(imported_fd))
-                         | set(_session_dirs(quarantine_fd)))
-        for sid in all_ids:
-            entry = {"session_id": sid, **_zero(), "quarantined": 0, "missing_vectors": 0}
-            ids = {names.MESSAGE_EXT: set(), names.VECTOR_EXT: set()}
-            fd = _open(store_fd, sid)
-            if fd is not None:
-                try:
-                    _scan_pending(fd, entry, ids, now)
-                finally:
-                    os.close(fd)
-            if imported_fd is not None:
-                fd = _open(imported_fd, sid)
-                if fd is not None:
-                    try:
-                        for name in os.listdir(fd):
-                            parsed = names.parse_final_name(name)
-                            if parsed is not None and parsed[2] != names.EVENT_EXT:
-                                ids[parsed[2]].add(parsed[1])
-                    finally:
-                        os.close(fd)
-            if quarantine_fd is not None:
-                fd = _open(quarantine_fd, sid)
-                if fd is not None:
-                    try:
-                        entry["quarantined"] = _quarantined_items(os.listdir(fd))
-                    finally:
-                        os.close(fd)
-            entry["missing_vectors"] = len(ids[names.MESSAGE_EXT] - ids[names.VECTOR_EXT])
-            totals["unsafe"] += len(entry.get("unsafe", ()))
-            for key in ("pending_messages", "pending_events", "pending_vectors",
-                        "pending_bytes", "quarantined", "missing_vectors"):
-                totals[key] += entry[key]
-            age = entry["oldest_pending_age_s"]
-            if age is not None and (oldest is None or age > oldest[0]):
-                oldest = (age, entry["oldest_pending_at"])
-            if any(entry.get(k) for k in ("pending_messages", "pending_events",
-                                          "pending_vectors", "quarantined", "missing_vectors",
-                                          "unsafe")):
-                sessions.append(entry)
-    finally:
-        for fd in (store_fd, imported_fd, quarantine_fd):
-            if fd is not None:
-                os.close(fd)
-    if oldest is not None:
-        totals["oldest_pending_age_s"], totals["oldest_pending_at"] = oldest
-    totals["sessions"] = len(all_ids)
-    totals["sessions_listed"] = len(sessions)
-    unsafe_entries = _unsafe_entries(store_path)
-    totals["unsafe"] += len(unsafe_entries)
-    return {"sessions": sessions, "totals": totals, "unsafe_entries": unsafe_entries}
-
-
-def _unsafe_entries(store_path: str) -> list[dict[str, str]]:
-    """Entries named like a session that are not directories (the next sync sets them aside)
-    or that this user may not open (left in place)."""
-    from agent_memory.outbox.store import find_unsafe_entries
-    store_fd = atomic.open_dir(store_path)
-    try:
-        return [{"entry": e["entry"], "reason": e["reason"]}
-                for e in find_unsafe_entries(store_fd)]
-    finally:
-        os.close(store_fd)
-
-
-def _quarantined_items(listed: list[str]) -> int:
-    """Quarantined records: messages and events, and vectors set aside alone (damaged ones
-    whose message went on); a vector beside its quarantined message is part of that item."""
-    final = {n for n in listed if names.is_final(n)}
-    return sum(1 for n in final if not n.endswith(names.VECTOR_EXT)
-               or names.sibling(n, names.MESSAGE_EXT) not in final)

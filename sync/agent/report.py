@@ -12,6 +12,7 @@ from typing import Any
 
 from agent_memory.sync.agent import published
 from agent_memory.sync.engine import SessionReport
+from agent_memory.outbox.survey import iso
 
 
 class WatcherReport:
@@ -19,7 +20,7 @@ class WatcherReport:
         self.path = store_path
         self.log = log
         self.pid = os.getpid()
-        self.started = published.iso()
+        self.started = iso()
         self.status = "starting"
         self.last_sync: dict[str, Any] | None = None
         self.last_success: str | None = None
@@ -49,7 +50,7 @@ class WatcherReport:
             self.totals[key] += value
         if not reports and not full:
             return 0
-        self.last_sync = {"at": published.iso(), "kind": "rescan" if full else "events",
+        self.last_sync = {"at": iso(), "kind": "rescan" if full else "events",
                           "sessions": len(reports), "imported": imported,
                           "events_applied": events, "refused": refused, "waiting": waiting,
                           "quarantined": quarantined, "seconds": round(seconds, 3)}
@@ -71,13 +72,14 @@ class WatcherReport:
     def _publish(self, force_backlog: bool, stopped_by: str | None, stopped: bool) -> None:
         if force_backlog or self.backlog is None:
             try:
-                self.backlog = published.backlog(self.path)
+                from agent_memory.outbox.survey import backlog
+                self.backlog = backlog(self.path)
             except OSError as exc:
                 self.backlog = {"unavailable": str(exc)}
         next_attempt = None
         if self.next_attempt is not None and self.status == "backing_off":
-            next_attempt = published.iso(self.next_attempt)
-        state = {"pid": self.pid, "started": self.started, "updated": published.iso(),
+            next_attempt = iso(self.next_attempt)
+        state = {"pid": self.pid, "started": self.started, "updated": iso(),
                  "status": self.status, "store": self.path,
                  "last_sync": self.last_sync, "last_success": self.last_success,
                  "last_error": self.last_error, "next_attempt": next_attempt,
@@ -86,7 +88,7 @@ class WatcherReport:
                               "last_error": self.embed_error},
                  "agent": self.agent}
         if stopped:
-            state["stopped"] = published.iso()
+            state["stopped"] = iso()
             state["stop_reason"] = stopped_by
         try:
             published.write(self.path, state)
@@ -96,5 +98,5 @@ class WatcherReport:
 
     def summary(self, reason: str | None) -> dict[str, Any]:
         return {"watching": False, "refused": False, "pid": self.pid, "started": self.started,
-                "stopped": published.iso(), "reason": reason,
+                "stopped": iso(), "reason": reason,
                 **self.totals, "last_error": self.last_error, "backlog": self.backlog}

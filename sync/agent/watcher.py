@@ -72,6 +72,7 @@ from agent_memory.sync.agent.handoff import Handoff
 from agent_memory.sync.lock import SyncLock
 from agent_memory.sync.links.logger import RetryPolicy
 from agent_memory.sync.agent.report import WatcherReport
+from agent_memory.outbox.survey import iso
 
 PROBE_POLICY = RetryPolicy(attempts=1)
 DEFAULT_IDLE_EXIT = 900.0
@@ -178,7 +179,8 @@ class Watcher:
             if holder is not None:
                 return holder, False
             try:
-                self.store.remove_orphan_temporaries()
+                from agent_memory.outbox.cleanup import remove_orphan_temporaries
+                remove_orphan_temporaries(self.store)
                 self._start_server()  # at once: a command must never find the lock without it
                 self.report.publish(force_backlog=True)
                 self.log.info("watcher_started", pid=self.pid, store=self.path,
@@ -451,11 +453,12 @@ class Watcher:
                 self.stop_reason = "store removed"
                 self.log.warning("store_removed", store=self.path)
                 return
-            for moved in self.store.set_aside_unsafe():
-                self.log.warning("set_aside" if moved["moved_to"] else "skipped", **moved)
-            orphans = self.store.remove_orphan_temporaries()
-            if orphans:
-                self.log.info("orphan_temporaries_removed", count=orphans)
+            from agent_memory.sync.engine import tidy
+            for done in tidy(self.store):
+                event = done.pop("event")
+                done.pop("message")
+                (self.log.info if event == "orphan_temporaries_removed" else
+                 self.log.warning)(event, **done)
             session_ids = self.store.pending_session_ids()
             self._dirty.clear()
         else:
@@ -471,12 +474,10 @@ class Watcher:
             if session_ids:
                 link = await self.ensure_link()
                 from agent_memory.sync.engine import SyncEngine
-                from agent_memory.sync.state import SyncState
-                state = SyncState(self.path)
-                for warning in state.warnings:
+                engine = SyncEngine.for_store(self.store, link, self.options.limits,
+                                              self._progress)
+                for warning in engine.state.warnings:
                     self.log.warning("sync_state", detail=warning)
-                engine = SyncEngine(self.store, link, state, self.options.limits,
-                                    self._progress)
                 for session_id in session_ids:
                     if self.stop_reason is not None:
                         break
@@ -510,7 +511,7 @@ class Watcher:
             self._credentials_backoff.reset()
             self._last_failure = None
             self._retry_at = None
-            self.report.last_success = published.iso()
+            self.report.last_success = iso()
             self.report.status = "idle"
         if full:
             self._next_rescan = time.monotonic() + self.options.rescan
@@ -542,7 +543,7 @@ class Watcher:
         kind = ("credentials" if credentials else "unreachable" if isinstance(exc, Unreachable)
                 else "refused" if isinstance(exc, Refused) else "failed")
         message = describe(exc) if not isinstance(exc, Unreachable) else str(exc)
-        self.report.last_error = {"at": published.iso(), "kind": kind,
+        self.report.last_error = {"at": iso(), "kind": kind,
                                   "message": message[:2000],
                                   "consecutive_failures": backoff.failures,
                                   "retry_in_s": round(delay, 3)}
@@ -639,7 +640,7 @@ class Watcher:
         idle_exit = self.options.idle_exit
         deadline = None
         if idle_exit is not None:
-            deadline = published.iso(time.time() + max(
+            deadline = iso(time.time() + max(
                 0.0, self._last_activity + idle_exit - time.monotonic()))
         return {"socket": server.path, "autostarted": self.options.autostarted,
                 "idle_exit_s": idle_exit, "idle_deadline": deadline,

@@ -29,7 +29,8 @@ from typing import Any, Callable
 import numpy as np
 
 from agent_memory.outbox import contract, names, records
-from agent_memory.outbox.store import IMPORTED, PENDING, Store, may_open
+from agent_memory.outbox.entries import may_open
+from agent_memory.outbox.store import IMPORTED, PENDING, Store
 
 INDEX_DIR = ".index"
 FORMAT = 1

@@ -57,7 +57,7 @@ def load_stored(store: Store, session_id: str, msg_name: str) -> StoredMessage |
     return None
 
 
-class _Scope:
+class _Scope(contract.CorrectionChains):
     """The rows of some sessions and their correction chains."""
 
     def __init__(self, index: Index, mask: np.ndarray) -> None:
@@ -65,33 +65,15 @@ class _Scope:
         self.mask = mask
         rows = index.rows
         corrected = np.nonzero(mask & (rows["corrects"] != b""))[0]
-        self.corrects: dict[str, str] = {}
-        self.final: dict[str, tuple[int, str, str]] = {}
+        links = []
         if len(corrected):
             known = set(rows["message_id"][mask].tolist())
             for p in corrected:
                 target = bytes(rows["corrects"][p])
-                if target in known:
-                    self.corrects[rows["message_id"][p].decode()] = target.decode()
-            for p in corrected:
-                mid = rows["message_id"][p].decode()
-                if mid not in self.corrects:
-                    continue
-                root = self.root(mid)
-                key = (int(rows["sequence"][p]), bytes(rows["stem"][p]).decode(), mid)
-                if root not in self.final or key > self.final[root]:
-                    self.final[root] = key
-
-    def root(self, message_id: str) -> str:
-        seen = set()
-        while message_id in self.corrects and message_id not in seen:
-            seen.add(message_id)
-            message_id = self.corrects[message_id]
-        return message_id
-
-    def final_id(self, root: str) -> str | None:
-        found = self.final.get(root)
-        return found[2] if found else None
+                if target in known:  # a correction of a message outside the scope stands alone
+                    links.append((rows["message_id"][p].decode(), target.decode(),
+                                  (int(rows["sequence"][p]), bytes(rows["stem"][p]).decode())))
+        super().__init__(links)
 
 
 def _entry(store: Store, index: Index, message_id: str) -> dict[str, Any] | None:
@@ -128,7 +110,7 @@ def rank(index: Index, positions: np.ndarray, scores: np.ndarray, scope: _Scope 
     keep = scores > contract.MIN_MATCH_SCORE
     positions, scores = positions[keep], scores[keep]
     ids = index.rows["message_id"][positions]
-    if scope is not None and scope.corrects:
+    if scope is not None and scope.has_corrections():
         roots = ids.copy()
         for i in np.nonzero(index.rows["corrects"][positions] != b"")[0]:
             roots[i] = scope.root(ids[i].decode()).encode()

@@ -12,11 +12,12 @@ from __future__ import annotations
 import sqlite3
 from typing import Any, Iterable
 
-from agent_memory.outbox.contract import resolve_corrections
+from agent_memory.outbox.contract import CorrectionChains, resolve_corrections
 
 
-class Chains:
-    """The correction structure of some sessions."""
+class Chains(CorrectionChains):
+    """The correction structure of some sessions (outbox.contract.CorrectionChains over the
+    logger's rows: the order key is the sequence number)."""
 
     def __init__(self, conn: sqlite3.Connection, session_ids: Iterable[str] | None) -> None:
         if session_ids is None:
@@ -28,27 +29,7 @@ class Chains:
             rows = conn.execute("SELECT message_id, corrects_message_id, sequence_number FROM "
                                 f"messages WHERE corrects_message_id IS NOT NULL AND session_id "
                                 f"IN ({marks})", ids).fetchall() if ids else []
-        self._corrects = {r[0]: r[1] for r in rows}
-        self.final: dict[str, tuple[int, str]] = {}  # root -> (sequence, final id)
-        for message_id, _, sequence in rows:
-            root = self.root(message_id)
-            if root not in self.final or sequence > self.final[root][0]:
-                self.final[root] = (sequence, message_id)
-
-    def is_correction(self, message_id: str) -> bool:
-        return message_id in self._corrects
-
-    def root(self, message_id: str) -> str:
-        seen = set()
-        while message_id in self._corrects and message_id not in seen:
-            seen.add(message_id)
-            message_id = self._corrects[message_id]
-        return message_id
-
-    def final_id(self, root: str) -> str | None:
-        """The final version's id when the root has been corrected, else None."""
-        found = self.final.get(root)
-        return found[1] if found else None
+        super().__init__((r[0], r[1], r[2]) for r in rows)
 
 
 def resolved(root_entry: dict[str, Any], final_entry: dict[str, Any] | None) -> dict[str, Any]:
