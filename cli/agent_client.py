@@ -1,7 +1,7 @@
 """The CLI's side of the project's agent: ask it, and start it when none runs.
 
 The agent is the project's watcher (`sync --watch`) serving the CLI over a Unix socket (see
-sync.agent_socket). It has the fleet clients imported and its links open, so a command it serves
+sync.agent.channel). It has the fleet clients imported and its links open, so a command it serves
 never pays their import (about 0.6 to 0.9 s) in the CLI process:
 
 - `write` and `session open|close|reopen` append their file here first, always; then the agent

@@ -1,7 +1,7 @@
-"""A fleet failure, as a command reports it: the one mapping from sync.failures' vocabulary to
+"""A fleet failure, as a command reports it: the one mapping from sync.links.failures' vocabulary to
 the CLI's errors and exit codes, for every command that calls the logger.
 
-- credentials (sync.failures.Credentials): exit 6, CREDENTIALS_REJECTED, with what to fix;
+- credentials (sync.links.failures.Credentials): exit 6, CREDENTIALS_REJECTED, with what to fix;
 - unreachable: exit 4, LOGGER_UNREACHABLE;
 - refused: exit 1 with the logger's code (5 for MESSAGE_UNKNOWN);
 - failed: exit 1, LOGGER_FAILED.

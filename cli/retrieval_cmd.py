@@ -4,7 +4,7 @@
 outbox are scored locally with the same model and merged into its ranking (`"store": "both"`
 when any were); unreachable, the file store answers (`"store": "file"`). `--store logger` /
 `--store file` force one side. Locally, closeness scores the `.emb` vectors through the derived
-index (sync.vector_index) with the reference logger's rules (sync.local_search). The query or
+index (sync.vectors.index) with the reference logger's rules (sync.vectors.search). The query or
 anchor text needs a vector from the embedder (or the query cache); when none can be had,
 `search` ranks by BM25 over the local texts and says `"ranking": "bm25"`, unless
 `--ranking vector` requires a vector; `working-set` with an anchor to embed then exits 7.
@@ -100,7 +100,7 @@ def open_local(ctx: Context):
 
 def query_vector(ctx: Context, store, text: str):
     """The configured model's vector of `text`: from the query cache, else the embedder.
-    Raises sync.failures Unreachable / Refused / Failed."""
+    Raises sync.links.failures Unreachable / Refused / Failed."""
     import numpy as np
     from agent_memory.sync.links.failures import Unreachable
     from agent_memory.sync.vectors.index import cache_query, cached_query

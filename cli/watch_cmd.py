@@ -3,7 +3,7 @@
 on stderr). A second watcher on the same store answers at once, exit 0, with the holder's pid.
 
 The watcher is the project's agent: once it holds the sync lock it serves the CLI on the store's
-socket (sync.agent_server, cli.agent_service) with the fleet links it keeps open
+socket (sync.agent.server, sync.agent.service) with the fleet links it keeps open
 (sync.links.resident.Pool)."""
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ def _positive(value: float, flag: str) -> float:
 
 def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
     from agent_memory.sync.engine import Limits
-    from agent_memory.sync.log import get_logger
-    from agent_memory.sync.agent.watcher import Watcher, WatchOptions, install_log_bridge
+    from agent_memory.sync.log import get_logger, install_log_bridge
+    from agent_memory.sync.agent.watcher import Watcher, WatchOptions
     options = WatchOptions(
         debounce=_non_negative(args.debounce, "--debounce"),
         max_delay=_non_negative(args.max_delay, "--max-delay"),
@@ -56,7 +56,7 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
         agent_client.claim(ctx)
     # For the watcher's whole life, whatever is written to stdout (a library's stray print
     # included) lands on stderr: stdout carries the one summary object, printed after. And
-    # stderr never blocks it (sync.stderr_pump): a pipe nobody reads must not stall the loop
+    # stderr never blocks it (sync.agent.stderr_pump): a pipe nobody reads must not stall the loop
     # and the commands the agent serves.
     from agent_memory.sync.agent.stderr_pump import StderrPump
     sys.stdout.flush()

@@ -1,4 +1,4 @@
-"""Looking at the logger the way the product does (sync.logger_link), for the checks."""
+"""Looking at the logger the way the product does (sync.links.logger), for the checks."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from agent_memory.sync.links.logger import LoggerLink
 
 
 def call(config: Config, command: str, **params: Any) -> Any:
-    """One logger command; returns the answer's data (raises sync.failures errors)."""
+    """One logger command; returns the answer's data (raises sync.links.failures errors)."""
     async def go() -> Any:
         async with LoggerLink(config) as link:
             return await link.call(command, **params)

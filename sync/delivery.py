@@ -109,7 +109,7 @@ def append_answer(entry: dict[str, Any], known: dict[str, Any] | None) -> dict[s
 
 
 def failure_as_dict(exc: BaseException) -> dict[str, Any]:
-    """A fleet failure (sync.failures) as JSON, for the agent's socket (`call`)."""
+    """A fleet failure (sync.links.failures) as JSON, for the agent's socket (`call`)."""
     from agent_memory.sync.links.failures import Credentials, Failed, Refused, Unreachable, describe
     if isinstance(exc, Failed):
         return {"kind": "failed", "message": str(exc)}

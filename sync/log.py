@@ -11,7 +11,7 @@ _configured = False
 
 
 class _CurrentStderr:
-    """Whatever sys.stderr is when a line is written (the watcher swaps in sync.stderr_pump)."""
+    """Whatever sys.stderr is when a line is written (the watcher swaps in sync.agent.stderr_pump)."""
 
     def write(self, text: str) -> int:
         return sys.stderr.write(text)
@@ -32,3 +32,22 @@ def get_logger(name: str = "agent-memory"):
             cache_logger_on_first_use=True)
         _configured = True
     return structlog.get_logger(name)
+
+
+def install_log_bridge(log) -> None:
+    """Route the standard library's log records (watchdog, the fleet clients) through structlog,
+    so stderr carries JSON lines only."""
+
+    import logging
+
+    class Bridge(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            try:
+                method = getattr(log, record.levelname.lower(), log.warning)
+                method("library_log", logger=record.name, message=record.getMessage())
+            except Exception:  # noqa: BLE001 - logging must never break the watcher
+                pass
+
+    root = logging.getLogger()
+    root.handlers[:] = [Bridge()]
+    root.setLevel(logging.WARNING)

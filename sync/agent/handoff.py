@@ -5,8 +5,8 @@ round settles the file, or "pending" when it cannot be settled within the comman
 answer does not wait for the vector: the `.emb` is written beside the `.msg` as soon as the
 embedder answers (within the command's budget), and the backfill makes any that did not come.
 
-The watcher (sync.watcher) owns the loop and the rounds; this module only asks it for a round
-and listens to what the rounds settle (sync.settlement). Nothing here ever loses a file: every
+The watcher (sync.agent.watcher) owns the loop and the rounds; this module only asks it for a round
+and listens to what the rounds settle (sync.agent.settlement). Nothing here ever loses a file: every
 answer other than "confirmed" leaves it pending for a later round.
 """
 

@@ -1,14 +1,15 @@
 """What a watcher knows about itself and publishes: its status, its last round, its last
 error, its totals, the backlog measured from the files, and (when it serves as the project's
 agent) the agent's socket and idle deadline. Written to `.agent-memory/.watcher.json` through
-sync.watcher_state; the watcher's summary on exit comes from here too."""
+sync.agent.published; the watcher's summary on exit comes from here too."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import threading
 import time
-from typing import Any
+from typing import Any, Callable
 
 from agent_memory.sync.agent import published
 from agent_memory.sync.engine import SessionReport
@@ -35,6 +36,8 @@ class WatcherReport:
                        "answers": 0}
         self.last_publish = 0.0
         self._publishing = threading.Lock()  # the loop and a worker thread both publish
+        self._worker: asyncio.Future | None = None  # the publication after a round
+        self._again = False
 
     def account(self, reports: list[SessionReport], full: bool, seconds: float,
                 extra_imported: int) -> int:
@@ -63,6 +66,40 @@ class WatcherReport:
                 self.log.warning("quarantined", session_id=report.session_id,
                                  **{k: v for k, v in item.items() if k != "detail"})
         return imported + events
+
+    def publish_state(self, agent: dict[str, Any] | None, force_backlog: bool,
+                      stopped_by: str | None = None, stopped: bool = False) -> None:
+        """Publish now, with the agent's part (`agent`: None when it does not serve)."""
+        if agent is not None:
+            self.agent = {**agent, "serving": True}
+        elif self.agent is not None:
+            self.agent = {**self.agent, "serving": False}
+        self.publish(force_backlog, stopped_by, stopped)
+
+    def publish_soon(self, agent: Callable[[], "dict[str, Any] | None"],
+                     stopped_by: Callable[[], "str | None"]) -> None:
+        """Publish after a round in a worker thread, beside the loop (on the loop): the backlog
+        survey and the fsyncs never hold up the next round or a command's vector. Asked again
+        while one runs, it publishes once more when that one is done (the file always ends up
+        current)."""
+        if self._worker is not None and not self._worker.done():
+            self._again = True
+            return
+        self._again = False
+        self._worker = asyncio.ensure_future(asyncio.to_thread(
+            lambda: self.publish_state(agent(), True, stopped_by())))
+
+        def done(task: asyncio.Future) -> None:
+            if not task.cancelled() and task.exception() is not None:
+                self.log.warning("state_not_published", error=str(task.exception()))
+            if self._again and stopped_by() is None:
+                self.publish_soon(agent, stopped_by)
+        self._worker.add_done_callback(done)
+
+    async def published(self) -> None:
+        """Wait for a publication in flight (on stop)."""
+        if self._worker is not None:
+            await asyncio.gather(self._worker, return_exceptions=True)
 
     def publish(self, force_backlog: bool, stopped_by: str | None = None,
                 stopped: bool = False) -> None:

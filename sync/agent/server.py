@@ -1,5 +1,5 @@
 """The listening end of the agent's socket: accept, check the peer, hand the request to the
-service, send its answer. What a request does is the service's business (cli.agent_service);
+service, send its answer. What a request does is the service's business (sync.agent.service);
 this module only moves frames and keeps strangers out.
 
 Only the process holding the store's sync lock serves, so a socket file found at start is a

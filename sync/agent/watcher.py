@@ -1,10 +1,11 @@
 """`agent-memory sync --watch`: the store drains by itself, and the project's agent answers
 the CLI.
 
-Life of a watcher. This module is the loop and the scheduler only; the agent's socket
-(sync.agent_server), the answers to commands waiting for their files (sync.handoff), the vector
-backfill (sync.backfill_runner), the file events (sync.file_events), the backoff (sync.backoff)
-and the published state (sync.watcher_report) live in their own modules.
+Life of a watcher. This module is the loop and the scheduler only; its collaborators live in
+their own modules of sync.agent: the control socket (server, service), the answers to commands
+waiting for their files (handoff), the vector backfill (backfill), the file events
+(file_events), the logger's health and backoff (health), the configuration followed on disk
+(following) and the published state (report); the fleet links are sync.links.resident's pool.
 - It takes the store's sync lock and keeps it until it exits (an flock: a kill -9 frees it). A
   second watcher finding the lock held by a watcher (the holder's pid is the pid the running
   watcher published) refuses and exits 0 naming it. A lock held by a one-shot `sync` or an
@@ -61,20 +62,18 @@ import time
 from typing import Any, Callable
 
 from agent_memory.outbox.store import Store
+from agent_memory.outbox.survey import iso
 from agent_memory.sync.agent import file_events, published
-from agent_memory.sync import identity
 from agent_memory.sync.agent.backfill import VectorBackfill
-from agent_memory.sync.agent.backoff import Backoff
+from agent_memory.sync.agent.following import ConfigFollower
+from agent_memory.sync.agent.handoff import Handoff
+from agent_memory.sync.agent.health import LoggerHealth
+from agent_memory.sync.agent.report import WatcherReport
 from agent_memory.sync.config import Config
 from agent_memory.sync.engine import Limits, SessionReport
-from agent_memory.sync.links.failures import Credentials, Failed, Refused, Unreachable, describe, pending_reason
-from agent_memory.sync.agent.handoff import Handoff
+from agent_memory.sync.links.failures import Failed, Refused, Unreachable, describe
 from agent_memory.sync.lock import SyncLock
-from agent_memory.sync.links.logger import RetryPolicy
-from agent_memory.sync.agent.report import WatcherReport
-from agent_memory.outbox.survey import iso
 
-PROBE_POLICY = RetryPolicy(attempts=1)
 DEFAULT_IDLE_EXIT = 900.0
 CONFIG_CHECK_S = 1.0  # how often the configuration's files are stat'ed for a change
 NOTED_FOR_S = 30.0  # how long a file's first announcement makes a second one no news
@@ -118,18 +117,14 @@ class Watcher:
             raise ValueError("the watcher needs a logger (ailogger_client section)")
         self.store = store
         self.path = store.path
-        self.config = config
-        self.identity = identity.of(self.path, config)
-        self._config_mark = identity.signature(config)
-        self._config_rejected: tuple | None = None  # the mark of a document that did not load
-        self._following = threading.Lock()  # the loop and request threads both follow it
-        self._links_stale = False  # the configuration changed: reopen the links between rounds
-        self._next_config_check = 0.0
         self.options = options or WatchOptions()
         if log is None:
             from agent_memory.sync.log import get_logger
             log = get_logger("agent-memory.watch")
         self.log = log
+        self.following = ConfigFollower(self.path, config, log)
+        self._links_stale = False  # the configuration changed: reopen the links between rounds
+        self._next_config_check = 0.0
         self.pid = os.getpid()
         self.stop_reason: str | None = None
         self.lock = SyncLock(self.path)
@@ -149,24 +144,24 @@ class Watcher:
         self._main_task: asyncio.Task | None = None
         self._ready = threading.Event()  # the loop runs: deliver() may use it
         self.engine_lock: asyncio.Lock | None = None  # one round (or vector write) at a time
-        self._publishing: asyncio.Future | None = None  # the state written after a round
-        self._publish_again = False
-        # the fleet links (one pool for the rounds and the commands served) and the backoff
+        # the fleet links (one pool for the rounds and the commands served) and their health
         from agent_memory.sync.links.resident import Pool
         self.pool = Pool()
-        self._backoff = Backoff(self.options.backoff_initial, self.options.backoff_max,
-                                self.options.backoff_factor)
-        self._credentials_backoff = Backoff(self.options.credentials_backoff_initial,
-                                            self.options.credentials_backoff_max, 2.0)
-        self._last_failure: BaseException | None = None
-        self._back_announced = False  # "logger_back" logged since the last failure
-        self._retry_at: float | None = None
-        self._next_probe = 0.0
+        self.health = LoggerHealth(self.options, self.report, log)
         self._next_rescan = 0.0
         self.backfill = VectorBackfill(store, config, self.options, self.report, log,
                                        lambda: self.stop_reason is not None)
         self.handoff = Handoff(self)
         self._round_imported = 0
+
+    @property
+    def config(self) -> Config:
+        """The configuration in use (it follows the document on disk: sync.agent.following)."""
+        return self.following.config
+
+    @property
+    def identity(self) -> dict[str, Any]:
+        return self.following.identity
 
     # =========================================================================== entry point ===
     def run(self) -> tuple[dict[str, Any], bool]:
@@ -286,17 +281,9 @@ class Watcher:
             self._wake_up()
 
     def backing_off(self) -> str | None:
-        """Why no round is tried now (the logger failed and no probe is due yet): a command
-        that waits is answered at once. None when a round may run; a due probe becomes that
-        round (on the loop)."""
-        now = time.monotonic()
-        if self._retry_at is not None and now < self._retry_at:
-            if now < self._next_probe:
-                failure = self._last_failure
-                return pending_reason(failure) if isinstance(failure, Unreachable) else \
-                    f"the logger failed: {(self.report.last_error or {}).get('message', '')}"
-            self._retry_at = now
-        return None
+        """Why no round is tried now (sync.agent.health): a waiting command is answered at
+        once."""
+        return self.health.backing_off()
 
     # ============================================================================ main loop ===
     async def _main(self) -> None:
@@ -329,8 +316,7 @@ class Watcher:
             observer.stop()
             await self.handoff.finish()
             await self.backfill.finish()
-            if self._publishing is not None:
-                await asyncio.gather(self._publishing, return_exceptions=True)
+            await self.report.published()
             await self.pool.aclose()
             self.pool.detach()
             await asyncio.to_thread(observer.join, 5.0)
@@ -347,22 +333,18 @@ class Watcher:
                     break
             if self._links_stale:
                 await self._reopen_links()
-            if self._retry_at is not None and now < self._retry_at:
-                # backing off: no rounds; one cheap probe per probe_interval
+            health = self.health
+            if health.waiting(now):  # backing off: no rounds, a probe now and then
                 if self._idle(now):
                     self._idle_exit()
                     break
-                if now >= self._next_probe:
-                    if await self._probe():
-                        self.log.info("logger_back", after_failures=self._backoff.failures)
-                        self._back_announced = True
-                        self._retry_at = now  # drain at once
-                        continue
-                    self._next_probe = time.monotonic() + opts.probe_interval
-                await self._sleep(min(self._retry_at, self._next_probe, self._next_config_check,
-                                      self._idle_at()) - time.monotonic())
+                if await health.probe_if_due(self.config, now):
+                    continue  # the logger is back: drain at once
+                await self._sleep(min(health.retry_at, health.next_probe,
+                                      self._next_config_check, self._idle_at())
+                                  - time.monotonic())
                 continue
-            if self._retry_at is not None or now >= self._next_rescan:
+            if health.failed_before() or now >= self._next_rescan:
                 await self._round(full=True)
                 continue
             if self._dirty:
@@ -500,17 +482,10 @@ class Watcher:
                 self.touch()
         if error is not None:
             self.handoff.round_failed(error)
-            await self._failed(error)
+            self.health.failed(error)
+            await self._close_link()
         else:
-            if self._backoff.failures and not self._back_announced:
-                # the backoff ran out before a probe saw the logger answer: the round did
-                self.log.info("logger_back", after_failures=self._backoff.failures)
-            if self._backoff.failures:
-                self.log.info("logger_drained", after_failures=self._backoff.failures)
-            self._backoff.reset()
-            self._credentials_backoff.reset()
-            self._last_failure = None
-            self._retry_at = None
+            self.health.succeeded()
             self.report.last_success = iso()
             self.report.status = "idle"
         if full:
@@ -527,85 +502,37 @@ class Watcher:
         if self.stop_reason is not None:
             raise _StopNow()
 
-    async def _failed(self, exc: BaseException) -> None:
-        credentials = isinstance(exc, Credentials)
-        backoff = self._credentials_backoff if credentials else self._backoff
-        delay = backoff.failed()
-        self._last_failure = exc
-        self._back_announced = False
-        self.report.totals["errors"] += 1
-        now = time.monotonic()
-        self._retry_at = now + delay
-        # no probes while credentials are refused: a probe would only be refused as well
-        self._next_probe = self._retry_at if credentials else \
-            now + min(self.options.probe_interval, delay)
-        self.report.next_attempt = time.time() + delay
-        kind = ("credentials" if credentials else "unreachable" if isinstance(exc, Unreachable)
-                else "refused" if isinstance(exc, Refused) else "failed")
-        message = describe(exc) if not isinstance(exc, Unreachable) else str(exc)
-        self.report.last_error = {"at": iso(), "kind": kind,
-                                  "message": message[:2000],
-                                  "consecutive_failures": backoff.failures,
-                                  "retry_in_s": round(delay, 3)}
-        if credentials:
-            from agent_memory.sync.links.failures import FIXES
-            self.report.last_error.update(credentials=exc.kind, fix=FIXES.get(exc.kind))
-        self.report.status = "backing_off"
-        self.log.warning("logger_" + kind, error=message[:2000],
-                         failures=backoff.failures, retry_in_s=round(delay, 3))
-        await self._close_link()
-
     # ====================================================================== configuration ===
     def follow_config(self) -> bool:
-        """Has the configuration's content changed on disk since it was read? (thread-safe:
-        the loop calls it about once a second, the agent's request threads when a command
-        brings another digest of the same document.) An autostarted agent then hands over (it
-        stops); a hand-started one takes the new document at once (`config`, `identity`) and
-        reopens its links between rounds. A document that does not load is logged once and the
-        one in use is kept."""
-        with self._following:
-            mark = identity.signature(self.config)
-            if mark == self._config_mark or mark == self._config_rejected:
-                return False
-            from agent_memory.sync import config as config_mod
-            try:
-                fresh = config_mod.load(self.config.source)
-                if fresh.logger is None:
-                    raise config_mod.ConfigInvalid(self.config.source, [
-                        "no ailogger_client section: the watcher has nothing to forward to"])
-            except config_mod.ConfigInvalid as exc:
-                self._config_rejected = mark
-                self.log.warning("config_invalid_kept", problems=exc.problems,
-                                 reason="the configuration in use is kept until the document "
-                                        "validates again")
-                return False
-            self._config_rejected = None
-            self._config_mark = identity.signature(fresh)
-            if identity.digest(fresh) == self.identity["digest"]:
-                return False  # touched, not changed
-            if self.options.autostarted:
-                self.log.info("config_changed", action="handover",
-                              digest=identity.digest(fresh)[:12])
-                self.request_stop("configuration changed on disk")
-                return True
-            self.config = fresh
-            self.backfill.config = fresh
-            self.identity = identity.of(self.path, fresh)
-            self._links_stale = True
-            self.log.info("config_reloaded", config=self.config.source,
-                          digest=self.identity["digest"][:12])
-            if self._loop is not None:
-                self._loop.call_soon_threadsafe(self._wake_up)
+        """Has the configuration's content changed on disk (sync.agent.following)? Thread-safe:
+        the loop asks about once a second, the agent's request threads when a command brings
+        another digest of the same document. An autostarted agent then hands over (it stops);
+        a hand-started one takes the new document at once and reopens its links between
+        rounds, its backoff forgotten."""
+        fresh = self.following.look()
+        if fresh is None:
+            return False
+        if self.options.autostarted:
+            from agent_memory.sync import identity
+            self.log.info("config_changed", action="handover",
+                          digest=identity.digest(fresh)[:12])
+            self.request_stop("configuration changed on disk")
             return True
+        self.following.take(fresh)
+        self.backfill.config = fresh
+        self._links_stale = True
+        self.log.info("config_reloaded", config=fresh.source,
+                      digest=self.identity["digest"][:12])
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._wake_up)
+        return True
 
     async def _reopen_links(self) -> None:
         """After a reload (on the loop, between rounds): links made with the old document are
         closed, and a backoff earned with it is forgotten: the next round tries at once."""
         self._links_stale = False
         await self.pool.keep_only(self.config)
-        self._backoff.reset()
-        self._credentials_backoff.reset()
-        self._retry_at = None
+        self.health.forget()
         self._next_rescan = time.monotonic()
 
     # ======================================================================= logger link ===
@@ -616,20 +543,6 @@ class Watcher:
 
     async def _close_link(self) -> None:
         await self.pool.drop_logger(self.config)
-
-    async def _probe(self) -> bool:
-        """One `health` request: does the logger answer at all?"""
-        from agent_memory.sync.links.logger import LoggerLink
-        try:
-            async with LoggerLink(self.config, PROBE_POLICY) as link:
-                await asyncio.wait_for(link.health(), self.options.probe_timeout)
-        except Refused:
-            return True  # it answered
-        except (Unreachable, Failed, asyncio.TimeoutError, OSError):
-            return False
-        except Exception:  # noqa: BLE001 - anything else: not back yet
-            return False
-        return True
 
     # ============================================================================= publish ===
     def agent_info(self) -> dict[str, Any] | None:
@@ -648,47 +561,12 @@ class Watcher:
                 "version": self.identity["version"],
                 "requests": server.requests, "refused_peers": server.refused_peers}
 
-    def _publish_soon(self) -> None:
-        """Publish after a round in a worker thread, beside the loop: the backlog survey and the
-        fsyncs never hold up the next round or a command's vector. Asked again while one runs,
-        it publishes once more when that one is done (the file always ends up current)."""
-        if self._publishing is not None and not self._publishing.done():
-            self._publish_again = True
-            return
-        self._publish_again = False
-        self._publishing = asyncio.ensure_future(asyncio.to_thread(self._publish, True))
-        self._publishing.add_done_callback(self._published)
-
-    def _published(self, task: asyncio.Future) -> None:
-        if not task.cancelled() and task.exception() is not None:
-            self.log.warning("state_not_published", error=str(task.exception()))
-        if self._publish_again and self.stop_reason is None:
-            self._publish_soon()
-
     def _publish(self, force_backlog: bool, stopped: bool = False) -> None:
-        info = self.agent_info()
-        if info is not None:
-            self.report.agent = {**info, "serving": True}
-        elif self.report.agent is not None:
-            self.report.agent = {**self.report.agent, "serving": False}
-        self.report.publish(force_backlog, self.stop_reason, stopped)
+        self.report.publish_state(self.agent_info(), force_backlog, self.stop_reason, stopped)
+
+    def _publish_soon(self) -> None:
+        self.report.publish_soon(self.agent_info, lambda: self.stop_reason)
 
 
-def install_log_bridge(log) -> None:
-    """Route the standard library's log records (watchdog, the fleet clients) through structlog,
-    so stderr carries JSON lines only."""
 
-    class Bridge(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            try:
-                method = getattr(log, record.levelname.lower(), log.warning)
-                method("library_log", logger=record.name, message=record.getMessage())
-            except Exception:  # noqa: BLE001 - logging must never break the watcher
-                pass
-
-    root = logging.getLogger()
-    root.handlers[:] = [Bridge()]
-    root.setLevel(logging.WARNING)
-
-
-__all__ = ["Watcher", "WatchOptions", "install_log_bridge"]
+__all__ = ["Watcher", "WatchOptions"]

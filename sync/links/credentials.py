@@ -3,7 +3,7 @@ server this configuration does not trust, a host name the server's certificate d
 a token the service refuses. Retrying fixes none of these; fixing the configuration does.
 
 Most arrive with their own mark (the adapter's `tls_trust`, `tls_identity`, `authentication`
-and `authorization` categories, or a TLS alert: sync.failures reads those). One does not: a
+and `authorization` categories, or a TLS alert: sync.links.failures reads those). One does not: a
 server built on asyncio (the fleet's framework) that refuses a client certificate closes the
 connection right after the handshake without flushing its alert, and the client sees the
 same "server disconnected" as during an outage. So when a TLS link fails that way,

@@ -5,7 +5,7 @@ embed-client's constructor keywords, and the configured `embedding_model`.
 the token. `embed_client` costs about 0.9 s to import (it pulls in the
 adapter), so it is imported when a link is opened, never at module import.
 
-Failures come out in sync.failures' vocabulary: Unreachable (the adapter's transport errors,
+Failures come out in sync.links.failures' vocabulary: Unreachable (the adapter's transport errors,
 `wait_timeout` exceeded, a transport failure twice in a row), Refused (the embedder answered the
 request with an error: a JSON-RPC error, with a stable code in `.data` where the service gives
 one, or an answer whose every text carries an `error` and no vector), Failed (anything else,

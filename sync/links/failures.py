@@ -2,7 +2,7 @@
 
 Four kinds: **unreachable** (connection refused, timeouts, DNS, a dropped connection: wait and
 retry), **credentials** (a client certificate refused, a server not trusted, a host name
-mismatch, a token refused: a configuration problem that retrying will not fix; sync.credentials
+mismatch, a token refused: a configuration problem that retrying will not fix; sync.links.credentials
 tells the alert-less refusal of a client certificate apart from an outage), **refused** (the
 service refused this call, with its code) and **failed** (it answered, but not usefully).
 
@@ -24,7 +24,7 @@ TRANSPORT_CATEGORIES = frozenset({
     "tls_handshake",  # a TLS alert in the chain makes it a credentials problem (below)
 })
 # The connection closed with no answer: an outage, or a server that refuses the client's
-# certificate without saying so (sync.credentials.diagnose tells which).
+# certificate without saying so (sync.links.credentials.diagnose tells which).
 DISCONNECT_CATEGORIES = frozenset({
     "orderly_disconnect", "mid_request_disconnect", "stream_disconnect", "tls_handshake"})
 # The adapter's categories that are credential problems, and what each is about.

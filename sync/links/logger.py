@@ -79,7 +79,7 @@ class LoggerLink:
 
     async def _retrying(self, operation, *args, **kwargs) -> Any:
         """Run one client call, retrying transport failures under the policy; a TLS link that
-        keeps being closed without an answer is looked at once (sync.credentials.confirm)."""
+        keeps being closed without an answer is looked at once (sync.links.credentials.confirm)."""
         try:
             async for attempt in self._policy.retrying():
                 with attempt:

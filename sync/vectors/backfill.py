@@ -2,7 +2,7 @@
 from the embedder with the configured model, in batches.
 
 `backfill(store, config, *, progress=None, batch=64) -> dict` is what `agent-memory embed` and
-the watcher call. The missing ones are found through the derived index (sync.vector_index), so a
+the watcher call. The missing ones are found through the derived index (sync.vectors.index), so a
 call with nothing to do only stats the session directories and never contacts the embedder. A
 vector whose model or dimension differs from the configuration is never written; `.emb` of
 another model already in the store are reported (their message cannot get a second `.emb`: the
@@ -38,7 +38,7 @@ def backfill(store: Store, config: Config, *,
     embedder already refused, remembered by a long-lived caller) are not sent again; they count
     as remaining.
 
-    Raises sync.failures.Unreachable when the embedder is not configured or cannot be reached
+    Raises sync.links.failures.Unreachable when the embedder is not configured or cannot be reached
     (and Refused when it refuses the configured model or dimension); either carries `.report`,
     the same dict for what was done before the failure.
     """

@@ -8,7 +8,7 @@ message id ascending, messages without a usable vector absent, the anchor messag
 chain in resolved mode) excluded from CLOSEST, resolved mode giving one hit per correction chain
 (the chain's best score) shown as the root's entry with the final version's content. RECENT is
 the last messages by arrival (sequence number), newest first. The vectors come from the derived
-index (sync.vector_index); `.emb` of another model are never scored, they are reported.
+index (sync.vectors.index); `.emb` of another model are never scored, they are reported.
 """
 
 from __future__ import annotations

@@ -53,7 +53,7 @@ def test_index_follows_the_files_and_survives_deletion_and_corruption(synced_pro
 
 
 def test_numpy_ranking_is_the_contract_rule():
-    """sync.local_search.rank (arrays) == outbox.contract.rank_closeness (the shared rule)."""
+    """sync.vectors.search.rank (arrays) == outbox.contract.rank_closeness (the shared rule)."""
     from agent_memory.outbox import contract
     from agent_memory.sync.vectors.search import _Scope, rank
     from agent_memory.sync.vectors.index import ROW_DTYPE, Index
