@@ -103,7 +103,7 @@ def query_vector(ctx: Context, store, text: str):
     Raises sync.links.failures Unreachable / Refused / Failed."""
     import numpy as np
     from agent_memory.sync.links.failures import Unreachable
-    from agent_memory.sync.vectors.index import cache_query, cached_query
+    from agent_memory.sync.vectors.queries import cache_query, cached_query
     model, dimension = _model(ctx)
     cached = cached_query(store, model, dimension, text)
     if cached is not None:
