@@ -197,44 +197,20 @@ def _logger_call(ctx: Context, command: str, **params: Any):
             statement, code=code))
 
 
-def pending_positions(store, index, session_ids=None):
-    """Index positions of the messages still pending in the outbox (optionally of some
-    sessions)."""
-    import numpy as np
-    from agent_memory.outbox import names
-    from agent_memory.outbox.store import PENDING
-    wanted = session_ids if session_ids is not None else store.pending_session_ids()
-    stems = set()
-    for sid in wanted:
-        for f in store.files(sid, names.MESSAGE_EXT, (PENDING,)):
-            stems.add(f.name[: -len(names.MESSAGE_EXT)].encode())
-    if not stems:
-        return np.zeros(0, np.int64)
-    mask = index.live & np.isin(index.rows["stem"], np.asarray(sorted(stems), dtype="S60"))
-    return np.nonzero(mask)[0]
-
-
 def _merge_pending_search(ctx: Context, params: dict[str, Any], logger_data: dict[str, Any]
                           ) -> tuple[dict[str, Any], bool]:
-    import numpy as np
-    from agent_memory.sync.vectors import search as ls
     from agent_memory.sync.links.failures import Failed, Refused, Unreachable
+    from agent_memory.sync.vectors import pending
     try:
         store, index = open_local(ctx)
     except StoreUnavailableError:
         return logger_data, False
-    positions = pending_positions(store, index)
-    if not len(positions):
+    found = pending.positions(store, index)
+    if not len(found):
         return logger_data, False
-    try:
-        mask, _scope_mask, _ = ls.search_mask(index, params["scope"], params["scope_target"],
-                                              params["filters"])
-    except ls.LocalRefusal:
-        return logger_data, False  # the scope is not known locally: nothing pending in it
-    sel = np.zeros(len(index.rows), bool)
-    sel[positions] = True
-    sel &= mask
-    if not sel.any():
+    selected = pending.in_scope(index, found, params["scope"], params["scope_target"],
+                                params["filters"])
+    if selected is None:
         return logger_data, False
     try:
         query = query_vector(ctx, store, params["query_text"])
@@ -243,16 +219,10 @@ def _merge_pending_search(ctx: Context, params: dict[str, Any], logger_data: dic
             {"kind": "pending_not_searched",
              "reason": f"no vector for the query to score pending messages: {exc}"})
         return logger_data, False
-    pos, scores = index.scores(query, sel)
-    ids, best = ls.rank(index, pos, scores, None)
-    known = {m["message"]["message_id"] for m in logger_data["matches"]}
-    pending = [(s, i) for i, s in zip(ids, best) if i not in known]
-    if not pending:
+    extra = pending.search_matches(store, index, selected, query,
+                                   {m["message"]["message_id"] for m in logger_data["matches"]})
+    if not extra:
         return logger_data, False
-    shown = ls._shown(store, index, [i for _s, i in pending], None)
-    extra = [{"message": shown[i], "session_id": shown[i]["session_id"],
-              "project_id": index.project_of(shown[i]["session_id"]), "score": s}
-             for s, i in pending if i in shown]
     merged = logger_data["matches"] + extra
     merged.sort(key=lambda m: (-m["score"], m["message"]["message_id"]))
     offset, size = params["page_offset"], params["page_size"]
@@ -298,52 +268,42 @@ def logger_search(ctx: Context, params: dict[str, Any]):
 
 
 def logger_working_set(ctx: Context, params: dict[str, Any]):
-    import numpy as np
-    from agent_memory.sync.vectors import search as ls
     from agent_memory.sync.links.failures import Failed, Refused, Unreachable
+    from agent_memory.sync.vectors import pending
+    from agent_memory.sync.vectors import search as ls
     call = {k: v for k, v in params.items() if v is not None}
     store = index = None
-    pending_anchor = None
     if ctx.store_mode == "auto":
         try:
             store, index = open_local(ctx)
         except StoreUnavailableError:
             store = index = None
-    positions = pending_positions(store, index, [params["session_id"]]) \
-        if index is not None and params["session_id"] in index.session_pos else []
-    pending_ids = {index.rows["message_id"][p].decode() for p in positions}
-    if params["anchor_message_id"] in pending_ids:  # the logger does not know it yet
-        pending_anchor = params["anchor_message_id"]
-        text, _vec = ls.anchor(store, index, params["session_id"], pending_anchor)
+    found = pending.positions(store, index, [params["session_id"]]) if index is not None else []
+    if index is not None and params["anchor_message_id"] in pending.message_ids(index, found):
+        # the logger does not know that anchor yet: ask with its text
+        text, _vec = ls.anchor(store, index, params["session_id"], params["anchor_message_id"])
         call.pop("anchor_message_id")
         call["anchor_text"] = text
     try:
         data, unreachable = _logger_call(ctx, "working_set", **call)
     except RefusedError as exc:
-        if exc.code == contract.SESSION_UNKNOWN and len(positions):
+        if exc.code == contract.SESSION_UNKNOWN and len(found):
             return local_working_set(ctx, params), "file"  # opened offline, not forwarded
         raise
     if unreachable is not None:
         return None
-    if not len(positions):
+    if not len(found):
         return data, "logger"
     # RECENT: pending messages arrived after everything the logger holds.
-    rows = index.rows
-    order = positions[np.lexsort((rows["stem"][positions], rows["sequence"][positions]))[::-1]]
     known = {e["message"]["message_id"] for e in data["recent"]} | \
         {e["message"]["message_id"] for e in data["closest"]}
-    fresh = [rows["message_id"][p].decode() for p in order
-             if rows["message_id"][p].decode() not in known]
+    fresh, shown = pending.newest(store, index, found, known)
     if not fresh:
         return data, "logger"
-    shown = ls._shown(store, index, fresh, None)
     recent = [{"message": shown[i], "criterion": "recency"} for i in fresh if i in shown]
     recent = (recent + data["recent"])[:params["recency_count"]]
     closest = data["closest"]
-    anchor_vector = None
-    if params["anchor_message_id"] is not None:
-        found = index.find(params["anchor_message_id"])
-        anchor_vector = index.vector_of(found) if found is not None else None
+    anchor_vector = pending.stored_vector(index, params["anchor_message_id"])
     try:
         if anchor_vector is None:
             anchor_vector = query_vector(ctx, store, data["anchor_text"])
@@ -352,12 +312,7 @@ def logger_working_set(ctx: Context, params: dict[str, Any]):
             {"kind": "pending_not_scored",
              "reason": f"no vector for the anchor to score pending messages: {exc}"})
     else:
-        sel = np.zeros(len(rows), bool)
-        sel[[index.find(i) for i in fresh]] = True
-        pos, scores = index.scores(anchor_vector, sel)
-        ids, best = ls.rank(index, pos, scores, None, exclude=params["anchor_message_id"])
-        extra = [{"message": shown[i], "criterion": "similarity", "score": s}
-                 for i, s in zip(ids, best) if i in shown]
+        extra = pending.closest(index, fresh, shown, anchor_vector, params["anchor_message_id"])
         closest = sorted(closest + extra,
                          key=lambda e: (-e["score"], e["message"]["message_id"])
                          )[:params["similarity_count"]]

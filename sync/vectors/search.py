@@ -85,7 +85,7 @@ def _entry(store: Store, index: Index, message_id: str) -> dict[str, Any] | None
     return views.message_entry(stored) if stored is not None else None
 
 
-def _shown(store: Store, index: Index, ids: list[str], scope: _Scope | None
+def shown_entries(store: Store, index: Index, ids: list[str], scope: _Scope | None
            ) -> dict[str, dict[str, Any]]:
     """Entries of `ids` as the mode shows them (resolved: root entry with final content)."""
     out: dict[str, dict[str, Any]] = {}
@@ -168,7 +168,7 @@ def working_set(store: Store, index: Index, *, session_id: str, anchor_text: str
     positions, scores = index.scores(query, mask)
     ids, best = rank(index, positions, scores, scope, exclude=anchor_message_id)
     ids, best = ids[:similarity], best[:similarity]
-    shown = _shown(store, index, recent_ids + ids, scope)
+    shown = shown_entries(store, index, recent_ids + ids, scope)
     return {
         "session_id": session_id,
         "anchor_text": anchor_text,
@@ -222,7 +222,7 @@ def _window(store: Store, index: Index, ids: list[str], scores: list[float], sco
             page_size: int, page_offset: int) -> dict[str, Any]:
     window_ids = ids[page_offset:page_offset + page_size]
     window_scores = scores[page_offset:page_offset + page_size]
-    shown = _shown(store, index, window_ids, scope)
+    shown = shown_entries(store, index, window_ids, scope)
     matches = [{"message": shown[i], "session_id": shown[i]["session_id"],
                 "project_id": index.project_of(shown[i]["session_id"]), "score": s}
                for i, s in zip(window_ids, window_scores) if i in shown]
