@@ -20,15 +20,17 @@ if TYPE_CHECKING:
 from agent_memory.cli.errors import CliError, CredentialsError, LoggerUnreachableError, from_refusal
 
 
-def raise_for(exc: BaseException, service: str = "logger", refusal=from_refusal) -> NoReturn:
-    """Raise the CLI error for a fleet failure (`refusal` builds the one for a refusal)."""
+def raise_for(exc: BaseException, service: str = "logger", refusal=from_refusal,
+              unreachable_note: str = "") -> NoReturn:
+    """Raise the CLI error for a fleet failure (`refusal` builds the one for a refusal;
+    `unreachable_note` is said after an outage)."""
     from agent_memory.sync.links.failures import Credentials, Refused, Unreachable
     if isinstance(exc, Credentials):
         raise CredentialsError(f"the {service} does not accept this configuration's "
                                f"credentials ({exc.kind}): {exc.reason}",
                                credentials=exc.kind) from None
     if isinstance(exc, Unreachable):
-        raise LoggerUnreachableError(f"{service} unreachable: {exc}") from None
+        raise LoggerUnreachableError(f"{service} unreachable: {exc}{unreachable_note}") from None
     if isinstance(exc, Refused):
         raise refusal(exc.code, exc.statement) from None
     raise CliError(f"the {service} failed: {exc}", code="LOGGER_FAILED") from None

@@ -6,7 +6,7 @@ from typing import Any
 
 from agent_memory.cli import inputs
 from agent_memory.cli.context import Context
-from agent_memory.cli.errors import CliError, LoggerUnreachableError, RefusedError, StoreHeldError
+from agent_memory.cli.errors import LoggerUnreachableError, RefusedError, StoreHeldError
 
 # How long a one-shot sync of another configuration waits for the store: an autostarted agent
 # handing over, or a one-shot sync or inline forward finishing.
@@ -50,7 +50,7 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
         return data, "file"
 
     from agent_memory.sync.engine import Limits
-    from agent_memory.sync.links.failures import Credentials, Failed, Refused, Unreachable
+    from agent_memory.sync.links.failures import Failed, Refused, Unreachable
     from agent_memory.sync.log import get_logger
     from agent_memory.sync.runner import LockBusy, run as run_sync
     log = get_logger()
@@ -66,16 +66,11 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
         return {"skipped": True, "holder_pid": exc.holder,
                 "reason": f"another process (pid {exc.holder}) holds the sync lock and "
                           "forwards this store with this configuration"}, "file"
-    except Credentials as exc:
+    except (Unreachable, Refused, Failed) as exc:
         from agent_memory.cli import fleet_errors
-        fleet_errors.raise_for(exc)
-    except Unreachable as exc:
-        raise LoggerUnreachableError(f"logger unreachable: {exc}; pending files stay pending "
-                                     "(what was confirmed before is in .imported/)") from None
-    except Refused as exc:
-        raise RefusedError(exc.statement, code=exc.code) from None
-    except Failed as exc:
-        raise CliError(f"the logger failed: {exc}", code="LOGGER_FAILED") from None
+        fleet_errors.raise_for(exc, refusal=lambda code, statement: RefusedError(
+            statement, code=code), unreachable_note="; pending files stay pending (what was "
+                                                    "confirmed before is in .imported/)")
     sessions = [r.as_dict() for r in reports]
     data = {"skipped": False, "sessions": sessions, "totals": _totals(sessions)}
     if warnings:
