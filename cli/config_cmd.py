@@ -78,16 +78,10 @@ def generate(args) -> dict[str, Any]:
 
 
 def validate(ctx: Context) -> dict[str, Any]:
-    from agent_memory.sync.links.credentials import file_problems
+    from agent_memory.sync.links.credentials import config_file_problems
     config = ctx.config
-    problems: list[str] = []
-    warnings = list(config.warnings)
-    for name in ("ailogger_client", "embedding_client"):
-        section = config.document.get(name)
-        if isinstance(section, dict):
-            found, warned = file_problems(name, section, config.resolve_path)
-            problems += found
-            warnings += warned
+    problems, warned = config_file_problems(config)
+    warnings = list(config.warnings) + warned
     if problems:
         raise ConfigInvalidError(f"{config.source}: " + "; ".join(problems), problems=problems,
                                  warnings=warnings)

@@ -101,15 +101,8 @@ def _refused_credentials(exc, started: float) -> dict[str, Any]:
 def credentials_report(config, watcher: dict[str, Any]) -> dict[str, Any] | None:
     """What is wrong with the credentials, as far as can be told without the network: the
     certificate files of both sections, and a refusal the watcher met last."""
-    from agent_memory.sync.links.credentials import file_problems
-    problems: list[str] = []
-    warnings: list[str] = []
-    for name in ("ailogger_client", "embedding_client"):
-        section = config.document.get(name)
-        if isinstance(section, dict):
-            found, warned = file_problems(name, section, config.resolve_path)
-            problems += found
-            warnings += warned
+    from agent_memory.sync.links.credentials import config_file_problems
+    problems, warnings = config_file_problems(config)
     report: dict[str, Any] = {}
     if problems:
         report["problems"] = problems

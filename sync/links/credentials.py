@@ -115,6 +115,20 @@ def file_problems(name: str, section: dict[str, Any], resolve,
     return problems, warnings
 
 
+def config_file_problems(config) -> tuple[list[str], list[str]]:
+    """(problems, warnings) of the certificate files of both client sections of a
+    configuration (`file_problems` of each)."""
+    problems: list[str] = []
+    warnings: list[str] = []
+    for name in ("ailogger_client", "embedding_client"):
+        section = config.document.get(name)
+        if isinstance(section, dict):
+            found, warned = file_problems(name, section, config.resolve_path)
+            problems += found
+            warnings += warned
+    return problems, warnings
+
+
 def _validity(data: bytes) -> tuple[float, float] | None:
     try:
         from cryptography import x509
