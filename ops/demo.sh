@@ -5,6 +5,9 @@
 # once more with the logger up (which starts the project's agent), writes and reads through the
 # agent, and stops the agent and the fleet.
 set -euo pipefail
+# The reference fleet is development tooling, not installed: it runs from this checkout.
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+fleet() { PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}" "$BIN/python" -m ops.fleet "$@"; }
 BIN=$(cd "$1" && pwd)
 DEMO=${2:-.demo}
 AM="$BIN/agent-memory"
@@ -33,8 +36,8 @@ echo "Into .agent-memory/, then to the logger when it answers." | \
 find .agent-memory -type f -name '*.msg' -o -type f -name '*.ses' | sort >&2
 
 printf '\n# 2. The reference fleet starts (ops/fleet, loopback only)\n' >&2
-"$BIN/python" -m ops.fleet up --data "$DEMO/fleet"
-trap '"$AM" agent stop >/dev/null 2>&1 || true; "$BIN/python" -m ops.fleet down --data "$DEMO/fleet" >/dev/null 2>&1 || true' EXIT
+fleet up --data "$DEMO/fleet"
+trap '"$AM" agent stop >/dev/null 2>&1 || true; fleet down --data "$DEMO/fleet" >/dev/null 2>&1 || true' EXIT
 CONFIG="$DEMO/fleet/agent-memory.json"
 
 printf '\n# 3. sync forwards the outbox, keeping ids and times\n' >&2
