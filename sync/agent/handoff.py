@@ -5,9 +5,10 @@ round settles the file, or "pending" when it cannot be settled within the comman
 answer does not wait for the vector: the `.emb` is written beside the `.msg` as soon as the
 embedder answers (within the command's budget), and the backfill makes any that did not come.
 
-The watcher (sync.agent.watcher) owns the loop and the rounds; this module only asks it for a round
-and listens to what the rounds settle (sync.agent.settlement). Nothing here ever loses a file: every
-answer other than "confirmed" leaves it pending for a later round.
+The watcher (sync.agent.watcher) owns the loop and the rounds; this module only asks it for a
+round, through the narrow Rounds it is given, and listens to what the rounds settle
+(sync.agent.settlement). Nothing here ever loses a file: every answer other than "confirmed"
+leaves it pending for a later round.
 """
 
 from __future__ import annotations
@@ -24,10 +25,30 @@ from agent_memory.sync.delivery import Delivery
 from agent_memory.sync.engine import SessionReport
 
 
+class Rounds:
+    """What the handoff needs of the agent's loop, and nothing more: who it is (`pid`, `log`),
+    the idle clock (`touch`), the running loop (`serving_loop(timeout)`), a round for a file
+    (`wants_round(kind, session_id, name, urgent)`), why no round runs now (`backing_off()`),
+    the lock rounds hold (`engine_lock()`) and the logger link (`logger_link()`, awaitable)."""
+
+    def __init__(self, *, pid: int, log, touch: Callable[[], None],
+                 serving_loop: Callable[[float], Any], wants_round: Callable[..., None],
+                 backing_off: Callable[[], "str | None"], engine_lock: Callable[[], Any],
+                 logger_link: Callable[[], Any]) -> None:
+        self.pid = pid
+        self.log = log
+        self.touch = touch
+        self.serving_loop = serving_loop
+        self.wants_round = wants_round
+        self.backing_off = backing_off
+        self.engine_lock = engine_lock
+        self.logger_link = logger_link
+
+
 class Handoff:
-    def __init__(self, watcher) -> None:
-        self.watcher = watcher
-        self.store = watcher.store
+    def __init__(self, store, rounds: Rounds) -> None:
+        self.rounds = rounds
+        self.store = store
         self.settlements = Settlements()
         self._background: set[asyncio.Future] = set()  # vectors of fire-and-forget writes
 
@@ -37,11 +58,11 @@ class Handoff:
         """What became of a file a command just appended (thread-safe; the agent's request
         threads call it). `embed()` makes its `.emb` record, in a worker thread while the file
         is forwarded; it is written beside the `.msg` wherever that is by then."""
-        watcher = self.watcher
-        watcher.touch()
-        loop = watcher.serving_loop(wait + 30.0)  # a request that came while it was starting
+        rounds = self.rounds
+        rounds.touch()
+        loop = rounds.serving_loop(wait + 30.0)  # a request that came while it was starting
         if loop is None:
-            return delivery.pending(f"the agent (pid {watcher.pid}) is stopping; the file "
+            return delivery.pending(f"the agent (pid {rounds.pid}) is stopping; the file "
                                     "stays pending and is delivered later")
         future = asyncio.run_coroutine_threadsafe(self._deliver(session_id, name, wait, embed),
                                                   loop)
@@ -75,7 +96,7 @@ class Handoff:
 
     def stopping(self) -> None:
         self.settlements.resolve_all(delivery.pending(
-            f"the agent (pid {self.watcher.pid}) stopped; the file stays pending and is "
+            f"the agent (pid {self.rounds.pid}) stopped; the file stays pending and is "
             "delivered later"))
 
     async def _deliver(self, session_id: str, name: str, wait: float,
@@ -97,33 +118,33 @@ class Handoff:
         try:
             record = await asyncio.to_thread(embed)
         except Exception as exc:  # noqa: BLE001 - the backfill embeds it later
-            self.watcher.log.info("no_vector_on_write", file=name, error=str(exc)[:500])
+            self.rounds.log.info("no_vector_on_write", file=name, error=str(exc)[:500])
             return
         if record is None:
             return
         from agent_memory.sync.vectors.emb import write_vector
-        async with self.watcher.engine_lock:  # no round moves the .msg while its .emb is written
+        async with self.rounds.engine_lock():  # no round moves the .msg while its .emb is written
             try:
                 write_vector(self.store, session_id, name, record)  # False: backfill was first
             except OSError as exc:
-                self.watcher.log.warning("vector_not_written", file=name, error=str(exc))
+                self.rounds.log.warning("vector_not_written", file=name, error=str(exc))
 
     async def _settle_file(self, session_id: str, name: str, wait: float) -> Delivery:
-        watcher = self.watcher
+        rounds = self.rounds
         kind = "message" if name.endswith(names.MESSAGE_EXT) else "session"
         if wait <= 0:  # fire and forget: the answer never depends on a round's timing
-            watcher.wants_round(kind, session_id, name, urgent=False)
-            return delivery.pending(f"handed to the agent (pid {watcher.pid}), which delivers "
+            rounds.wants_round(kind, session_id, name, urgent=False)
+            return delivery.pending(f"handed to the agent (pid {rounds.pid}), which delivers "
                                     "it")
         settled = self.settlements.known(name) or self._already_settled(session_id, name)
         if settled is not None:
             return await self._completed(settled, name)
-        backing_off = watcher.backing_off()
+        backing_off = rounds.backing_off()
         if backing_off is not None:
-            watcher.wants_round(kind, session_id, name, urgent=False)
+            rounds.wants_round(kind, session_id, name, urgent=False)
             return delivery.pending(backing_off)
         future = self.settlements.wait(name)
-        watcher.wants_round(kind, session_id, name, urgent=True)
+        rounds.wants_round(kind, session_id, name, urgent=True)
         try:
             settled = await asyncio.wait_for(asyncio.shield(future), wait)
         except asyncio.TimeoutError:
@@ -144,7 +165,7 @@ class Handoff:
     def _not_in_time(self, session_id: str, name: str, wait: float) -> Delivery:
         if self.store.area_of(session_id, name) == IMPORTED:
             return delivery.confirmed(None)
-        return delivery.pending(f"the agent (pid {self.watcher.pid}) did not confirm it within "
+        return delivery.pending(f"the agent (pid {self.rounds.pid}) did not confirm it within "
                                 f"{wait} s; it stays pending and the agent delivers it")
 
     async def _completed(self, settled: Delivery, name: str) -> Delivery:
@@ -152,7 +173,7 @@ class Handoff:
         if not delivery.lacks_number(settled, name):
             return settled
         try:
-            link = await self.watcher.ensure_link()
+            link = await self.rounds.logger_link()
         except Exception:  # noqa: BLE001 - confirmed either way; the answer lacks its number
             return settled
         done = await delivery.completed(link, settled, names.parse_final_name(name)[1])

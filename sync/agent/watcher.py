@@ -66,7 +66,7 @@ from agent_memory.outbox.survey import iso
 from agent_memory.sync.agent import file_events, published
 from agent_memory.sync.agent.backfill import VectorBackfill
 from agent_memory.sync.agent.following import ConfigFollower
-from agent_memory.sync.agent.handoff import Handoff
+from agent_memory.sync.agent.handoff import Handoff, Rounds
 from agent_memory.sync.agent.health import LoggerHealth
 from agent_memory.sync.agent.report import WatcherReport
 from agent_memory.sync.config import Config
@@ -151,7 +151,10 @@ class Watcher:
         self._next_rescan = 0.0
         self.backfill = VectorBackfill(store, config, self.options, self.report, log,
                                        lambda: self.stop_reason is not None)
-        self.handoff = Handoff(self)
+        self.handoff = Handoff(store, Rounds(
+            pid=self.pid, log=log, touch=self.touch, serving_loop=self.serving_loop,
+            wants_round=self.wants_round, backing_off=self.backing_off,
+            engine_lock=lambda: self.engine_lock, logger_link=self.ensure_link))
         self._round_imported = 0
 
     @property
