@@ -69,10 +69,9 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
         started = None
         agent_client.claim(ctx)  # an autostarted agent of another identity hands over
         while time.monotonic() < deadline:
-            answer = _ping(store_path)
-            if answer is not None:
-                return {"started_now": started is not None,
-                        **agent_status(store_path, ctx)}, "file"
+            shown = agent_status(store_path, ctx)
+            if shown["running"]:
+                return {"started_now": started is not None, **shown}, "file"
             if started is None:
                 started = agent_client.start(ctx)
             time.sleep(0.05)

@@ -27,7 +27,8 @@ import ssl
 import time
 from typing import Any
 
-from agent_memory.sync.links.failures import CLIENT_CERTIFICATE, FIXES, HOSTNAME, SERVER_TRUST
+from agent_memory.sync.links.failures import (CLIENT_CERTIFICATE, FIXES, HOSTNAME,
+                                              SERVER_TRUST, tls_alert)
 
 EXPIRY_WARNING_DAYS = 14
 DIAGNOSIS_TIMEOUT = 3.0
@@ -195,7 +196,7 @@ def _look(context: ssl.SSLContext, host: str, port: int,
             return SERVER_TRUST, (f"the server's certificate is not trusted "
                                   f"({exc.verify_message}); {FIXES[SERVER_TRUST]}")
         except ssl.SSLError as exc:
-            if refused_by_alert(exc):
+            if tls_alert(exc):
                 return CLIENT_CERTIFICATE, (f"the server refused the TLS handshake "
                                             f"({exc.reason}); {FIXES[CLIENT_CERTIFICATE]}")
             return "unreachable"  # closed during the handshake: an outage or a drop
@@ -206,7 +207,7 @@ def _look(context: ssl.SSLContext, host: str, port: int,
                          .encode())
             data = conn.recv(64)
         except ssl.SSLError as exc:
-            if refused_by_alert(exc):
+            if tls_alert(exc):
                 return CLIENT_CERTIFICATE, (f"the server refused this client's certificate "
                                             f"({exc.reason}); {FIXES[CLIENT_CERTIFICATE]}")
             return "closed"  # an EOF without close_notify, right after the handshake
@@ -219,15 +220,6 @@ def _look(context: ssl.SSLContext, host: str, port: int,
         return "answered" if data else "closed"
     finally:
         raw.close()
-
-
-def refused_by_alert(exc: BaseException) -> bool:
-    """An SSLError carrying a TLS alert about certificates (the peer said why it refused),
-    not a bare EOF."""
-    if isinstance(exc, ssl.SSLEOFError):
-        return False
-    reason = str(getattr(exc, "reason", "") or exc).upper()
-    return "ALERT" in reason or "CERTIFICATE" in reason
 
 
 def _likely_cause(section: dict[str, Any], files: dict[str, str], resolve) -> str:

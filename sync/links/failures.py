@@ -110,7 +110,7 @@ def classify(exc: BaseException) -> str:
         category = getattr(link, "category", None)
         if category in CREDENTIAL_CATEGORIES:
             return CREDENTIALS
-        if category == "tls_handshake" and any(_alert(x) for x in _chain(exc)):
+        if category == "tls_handshake" and any(tls_alert(x) for x in _chain(exc)):
             return CREDENTIALS
         if category in TRANSPORT_CATEGORIES:
             return UNREACHABLE
@@ -121,8 +121,9 @@ def classify(exc: BaseException) -> str:
     return FAILED
 
 
-def _alert(link: BaseException) -> bool:
-    """A TLS error carrying the peer's alert about certificates (not a bare EOF)."""
+def tls_alert(link: BaseException) -> bool:
+    """A TLS error carrying the peer's alert about certificates (it said why it refused),
+    not a bare EOF."""
     import ssl
     if not isinstance(link, ssl.SSLError) or isinstance(link, ssl.SSLEOFError):
         return False
