@@ -52,6 +52,11 @@ SCOPE_SESSION_UNKNOWN = "SCOPE_SESSION_UNKNOWN"
 SCOPE_PROJECT_UNKNOWN = "SCOPE_PROJECT_UNKNOWN"
 FILTER_AXIS_REFUSED = "FILTER_AXIS_REFUSED"
 CONTINUATION_INVALID = "CONTINUATION_INVALID"
+CONTINUATION_MISMATCH = "CONTINUATION_MISMATCH"  # resumed with another node, mode, anchor, depth
+MESSAGE_REFERENCED = "MESSAGE_REFERENCED"  # hard delete of a message others relate to
+MESSAGE_DELETED = "MESSAGE_DELETED"  # a relation or correction toward a deleted message
+MARK_NOT_APPLIED = "MARK_NOT_APPLIED"  # messages_mark_for_deletion answered false
+INFO_SECTION_UNKNOWN = "INFO_SECTION_UNKNOWN"
 # Embedder (the code embed-client documents for model/dimension refusals):
 UNKNOWN_MODEL = "UNKNOWN_MODEL"
 UNSUPPORTED_DIMENSION = "UNSUPPORTED_DIMENSION"
@@ -68,6 +73,10 @@ MAX_SIMILARITY_COUNT = 200
 DEFAULT_PAGE_SIZE = 20
 MAX_PAGE_SIZE = 500
 MAX_IMPORT_ITEMS = 10_000
+DEFAULT_GRAPH_DEPTH = 3
+MAX_GRAPH_DEPTH = 1000
+PREVIEW_SIZE = 200  # documented: the preview's text prefix defaults to 200 characters
+DELETE_MODES = ("soft", "hard")
 # Text excerpt length: five whitespace-separated words at each end (documented).
 EXCERPT_WORDS = 5
 
@@ -116,6 +125,57 @@ MIN_MATCH_SCORE = 0.0
 # session. Opening an existing session with identical attributes is an idempotent repeat; with
 # different ones it is SESSION_CONFLICT. Closing a closed session / reopening an open one is an
 # idempotent success. Appending to a closed session is SESSION_CLOSED.
+
+# Navigation (outbox.navigation implements these once; both sides call it):
+# - "Continues from": message B continues from A when B declares a relation (any of reply,
+#   influence, tool-result) toward A, or corrects A. The first of these, in declared order with
+#   the correction last, is B's parent on its LINE; a message with none is a root.
+# - path_read -> {"session_id", "node_id", "path": [MESSAGE_ENTRY...], "more", "continuation"}:
+#   the node, then its parent, ... up to the root. Resolved mode: a correcting node stands for
+#   its chain (the walk starts at the chain's root) and every node shows its chain's final
+#   version (resolve_corrections); the walk follows the chain root's own relations; full mode
+#   walks the messages as recorded. A node not of the session is MESSAGE_UNKNOWN; the
+#   continuation names node and mode (resumed with others: CONTINUATION_MISMATCH).
+# - leaves_read -> {"session_id", "nodes": [{"message_id", "role": "leaf" | "branching",
+#   "continuations": N}], "more", "continuation"}: a leaf is a message nothing continues from
+#   (a lone message is a leaf), a branching point one that more than one distinct message
+#   continues from; in arrival order. Structural: never resolved.
+# - graph_read -> {"session_id", "anchor_node_id", "depth", "nodes": [MESSAGE_ENTRY + "level"],
+#   "relations": [RELATION...], "more", "continuation"}: the anchor (level 0) and the messages
+#   that continue from a node of the graph, level by level up to `depth` (default
+#   DEFAULT_GRAPH_DEPTH, at most MAX_GRAPH_DEPTH), each once at its first level, in (level,
+#   arrival) order; a page carries the relations from its nodes to nodes of the graph. Its
+#   continuation names anchor and depth: resumed with others it is CONTINUATION_MISMATCH.
+#   Structural: nodes as recorded.
+# - relations_read: every relation of the session's messages in arrival order of the message
+#   that declares it, in declared order, its correction last.
+# Soft deletion (delete --mode soft and the mark are ONE flag, `soft_deleted`; unmark clears
+# it): journal reads, the preview, search and the working set hide such messages (journal and
+# preview show them with show_deleted); message_get shows them with soft_deleted true; the
+# structural reads (relations, path, leaves, graph) show the whole structure, each entry with its
+# flag. Resolving a correction chain ignores its soft-deleted members, as if absent.
+# - message_delete -> {"message_id", "mode", "deleted": true}; hard delete of a message another
+#   message relates to or corrects is MESSAGE_REFERENCED; an unknown message MESSAGE_UNKNOWN;
+#   deleting a soft-deleted message softly again is an idempotent success. Hard delete removes
+#   the message, its own relations and its vector.
+# - messages_mark_for_deletion -> the boolean outcome as the answer's data (true: every id is in
+#   the requested state; false: nothing changed: an empty list, a malformed, duplicate or
+#   unknown id), never a refusal for what the list holds; a missing or mistyped parameter is
+#   REQUEST_PARAMETER_* as for every command. Deleting a hard-deleted message is
+#   MESSAGE_UNKNOWN.
+# - delete_session -> {"session_id", "deleted": true, "messages_removed", "relations_removed",
+#   "vectors_removed"}; an unknown session is SESSION_UNKNOWN.
+# - A relation or correction toward a soft-deleted message is MESSAGE_DELETED.
+# - messages_read preview (mode "preview"): caller_id / recipient_id match sender_identity /
+#   receiver_identity; period_start / period_end bound occurred_at inclusively (RFC 3339 with an
+#   offset); empty filters are ignored; page_offset is a zero-based PAGE index; entries (every
+#   version as recorded) are ordered by occurred_at then message_id: {"message_id",
+#   "session_id", "sequence_number", "sender_kind", "sender_identity", "receiver_kind",
+#   "receiver_identity", "occurred_at", "soft_deleted", "preview"} with the first
+#   `preview_size` characters of the text.
+# - info -> without a section {"sections": [names]}; with one {"section", "content"}; an unknown
+#   section is INFO_SECTION_UNKNOWN. The sections are INFO_SECTIONS below.
+INFO_SECTIONS = ("service", "limits", "codes", "relations")
 
 SESSION_ID_MAX = 128
 _SESSION_ID_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$")
@@ -306,3 +366,31 @@ def rank_closeness(hits: list[tuple[float, str]], root_of=None,
     ranked = [h for h in hits if h[1] != exclude]
     ranked.sort(key=lambda h: (-h[0], h[1]))
     return ranked
+
+
+def info(section: str | None, service: str) -> dict[str, Any]:
+    """The `info` answer (shape decided above): the table of contents, or one section.
+    ValueError for a section that does not exist (INFO_SECTION_UNKNOWN)."""
+    if section is None:
+        return {"sections": list(INFO_SECTIONS)}
+    if section not in INFO_SECTIONS:
+        raise ValueError(f"no info section {section!r} (sections: {', '.join(INFO_SECTIONS)})")
+    if section == "service":
+        content: Any = {"name": service}
+    elif section == "limits":
+        content = {"default_block_size": DEFAULT_BLOCK_SIZE, "max_block_size": MAX_BLOCK_SIZE,
+                   "default_page_size": DEFAULT_PAGE_SIZE, "max_page_size": MAX_PAGE_SIZE,
+                   "default_recency_count": DEFAULT_RECENCY_COUNT,
+                   "max_recency_count": MAX_RECENCY_COUNT,
+                   "default_similarity_count": DEFAULT_SIMILARITY_COUNT,
+                   "max_similarity_count": MAX_SIMILARITY_COUNT,
+                   "default_graph_depth": DEFAULT_GRAPH_DEPTH, "max_graph_depth": MAX_GRAPH_DEPTH,
+                   "preview_size": PREVIEW_SIZE, "max_import_items": MAX_IMPORT_ITEMS,
+                   "default_mode": DEFAULT_MODE, "default_priority": DEFAULT_PRIORITY}
+    elif section == "codes":
+        content = sorted(value for name, value in globals().items()
+                         if name.isupper() and isinstance(value, str) and value == name
+                         and name not in ("DEFAULT_MODE",))
+    else:
+        content = {"kinds": list(RELATION_KINDS), "declarable": list(DECLARABLE_RELATION_KINDS)}
+    return {"section": section, "content": content}

@@ -5,6 +5,9 @@ root is the message that corrects nothing, and its final version is the member t
 In resolved mode a chain appears once, at its root's place, as the root's entry carrying the
 final version's content plus `resolved_from` (the final version's id); the correcting messages
 themselves do not appear separately. Full mode shows every message as recorded.
+
+Soft-deleted members are ignored as if absent (outbox.contract): a correction whose target is
+hidden is a message of its own, and the final version is the last visible member.
 """
 
 from __future__ import annotations
@@ -17,18 +20,22 @@ from agent_memory.outbox.contract import CorrectionChains, resolve_corrections
 
 class Chains(CorrectionChains):
     """The correction structure of some sessions (outbox.contract.CorrectionChains over the
-    logger's rows: the order key is the sequence number)."""
+    logger's rows: the order key is the sequence number). Only links between two visible
+    messages count, so a chain never reaches through a hidden member (`show_deleted`: every
+    message is visible)."""
 
-    def __init__(self, conn: sqlite3.Connection, session_ids: Iterable[str] | None) -> None:
-        if session_ids is None:
-            rows = conn.execute("SELECT message_id, corrects_message_id, sequence_number FROM "
-                                "messages WHERE corrects_message_id IS NOT NULL").fetchall()
-        else:
-            ids = list(session_ids)
-            marks = ",".join("?" * len(ids))
-            rows = conn.execute("SELECT message_id, corrects_message_id, sequence_number FROM "
-                                f"messages WHERE corrects_message_id IS NOT NULL AND session_id "
-                                f"IN ({marks})", ids).fetchall() if ids else []
+    def __init__(self, conn: sqlite3.Connection, session_ids: Iterable[str] | None,
+                 show_deleted: bool = False) -> None:
+        where = ["m.corrects_message_id IS NOT NULL"]
+        args: list[str] = []
+        if not show_deleted:
+            where.append("m.soft_deleted=0 AND t.soft_deleted=0")
+        if session_ids is not None:
+            args = list(session_ids)
+            where.append(f"m.session_id IN ({','.join('?' * len(args))})" if args else "0")
+        rows = conn.execute("SELECT m.message_id, m.corrects_message_id, m.sequence_number FROM "
+                            "messages m JOIN messages t ON t.message_id=m.corrects_message_id "
+                            f"WHERE {' AND '.join(where)}", args).fetchall()
         super().__init__((r[0], r[1], r[2]) for r in rows)
 
 

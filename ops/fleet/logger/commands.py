@@ -1,5 +1,10 @@
 """The reference logger's commands on mcp-proxy-adapter, and the hook that registers them.
 
+Commands: health, info, open/close/reopen/delete_session, sessions_list, append_message,
+messages_import (queued), messages_read (journal and preview), message_get, the structural
+reads relations_read, path_read, leaves_read, graph_read (navigation.py), working_set,
+message_search (retrieval.py), message_delete and messages_mark_for_deletion (forgetting.py).
+
 Each command is a thin shell: the framework's own parameter validation is bypassed (it would
 answer a JSON-RPC error without a stable code) and the handlers in this package check
 everything, answering a Refusal in the shape the client recognises. `messages_import` is
@@ -13,11 +18,12 @@ from __future__ import annotations
 from typing import Any, Awaitable, Callable
 
 from mcp_proxy_adapter.commands.base import Command
-from mcp_proxy_adapter.commands.result import SuccessResult
+from mcp_proxy_adapter.commands.result import CommandResult, SuccessResult
 
 from ops.fleet import layout
 from ops.fleet.faults import FaultReader
-from ops.fleet.logger import messages, reads, retrieval, sessions, store, validate
+from ops.fleet.logger import (forgetting, messages, navigation, reads, retrieval, sessions, store,
+                              validate)
 from ops.fleet.logger.refusal import Refusal
 from agent_memory.outbox import contract as c
 
@@ -37,6 +43,19 @@ def _open_schema(properties: dict[str, Any], required: tuple = ()) -> dict[str, 
     """Documentation schema (help); validation is ours, so anything passes the framework."""
     return {"type": "object", "properties": properties, "required": list(required),
             "additionalProperties": True}
+
+
+class Outcome(CommandResult):
+    """A boolean answer as `{"success": value, "data": value}`: SuccessResult drops a false
+    `data` and always says success, and the client reads a false outcome from this envelope
+    (not a refusal: no `framework_code`)."""
+
+    def __init__(self, value: bool) -> None:
+        super().__init__(success=value)
+        self.value = value
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"success": self.value, "data": self.value}
 
 
 class _LoggerCommand(Command):
@@ -59,7 +78,8 @@ class _LoggerCommand(Command):
     async def execute(self, **params: Any) -> Any:
         params.pop("context", None)
         try:
-            return SuccessResult(data=await self.handle(params))
+            data = await self.handle(params)
+            return Outcome(data) if self.result_class is Outcome else SuccessResult(data=data)
         except Refusal as refusal:
             return refusal.as_result()
 
@@ -71,13 +91,14 @@ def _sync(fn: Callable[..., Any]) -> Callable[[dict], Awaitable[Any]]:
 
 
 def _command(name: str, handler: Callable[[dict], Awaitable[Any]], descr: str,
-             properties: dict[str, Any], required: tuple = ()) -> type:
+             properties: dict[str, Any], required: tuple = (),
+             result_class: type = SuccessResult) -> type:
     async def handle(self, params: dict[str, Any]) -> Any:
         return await handler(params)
 
     return type(f"{name.title().replace('_', '')}Command", (_LoggerCommand,), {
         "name": name, "descr": descr, "properties": properties, "required_params": required,
-        "handle": handle})
+        "handle": handle, "result_class": result_class})
 
 
 _S = {"type": "string"}
@@ -101,6 +122,16 @@ async def _health(params: dict[str, Any]) -> dict[str, Any]:
     return {"status": "ok", "service": "reference-logger",
             "dependencies": {"storage": "ok", "embedder": embedder},
             "sessions": counts[0], "messages": counts[1], "pending_vectors": counts[2]}
+
+
+async def _info(params: dict[str, Any]) -> dict[str, Any]:
+    validate.unknown(params, ("section",))
+    section = validate.typed(params, "section", str)
+    try:
+        return c.info(section, "reference-logger")
+    except ValueError as exc:
+        raise Refusal(c.INFO_SECTION_UNKNOWN, str(exc), violation="value",
+                      expected=list(c.INFO_SECTIONS), got=section) from None
 
 
 async def _append(params: dict[str, Any]) -> dict[str, Any]:
@@ -140,8 +171,28 @@ DIRECT = [
              {name: _S for name in reads.READ_PARAMS}, ("session_id",)),
     _command("message_get", _sync(reads.message_get), "read one message", {"message_id": _S},
              ("message_id",)),
-    _command("relations_read", _sync(reads.relations_read), "read a session's relations",
+    _command("relations_read", _sync(navigation.relations_read), "read a session's relations",
              {"session_id": _S, "block_size": _I, "continuation": _S}, ("session_id",)),
+    _command("path_read", _sync(navigation.path_read), "read a node's line back to its root",
+             {"session_id": _S, "node_id": _S, "block_size": _I, "continuation": _S,
+              "mode": _S}, ("session_id", "node_id")),
+    _command("leaves_read", _sync(navigation.leaves_read),
+             "read a session's leaves and branching points",
+             {"session_id": _S, "block_size": _I, "continuation": _S}, ("session_id",)),
+    _command("graph_read", _sync(navigation.graph_read),
+             "read what continues from an anchor, level by level",
+             {"session_id": _S, "anchor_node_id": _S, "drilldown_depth": _I, "block_size": _I,
+              "continuation": _S}, ("session_id", "anchor_node_id")),
+    _command("message_delete", _sync(forgetting.message_delete),
+             "delete one message, softly (hidden) or hard (removed)",
+             {"message_id": _S, "mode": _S}, ("message_id", "mode")),
+    _command("messages_mark_for_deletion", _sync(forgetting.mark_for_deletion),
+             "set or clear the soft-deletion flag of messages, all or nothing",
+             {"message_ids": {"type": "array", "items": _S},
+              "marked_for_deletion": {"type": "boolean"}},
+             ("message_ids", "marked_for_deletion"), result_class=Outcome),
+    _command("info", _info, "the service's description: its sections, or one section",
+             {"section": _S}),
     _command("working_set", _working_set, "recent and closest messages of a session",
              {name: _S for name in retrieval.WORKING_SET_PARAMS}, ("session_id",)),
     _command("message_search", _search, "search messages by closeness of meaning",

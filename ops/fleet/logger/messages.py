@@ -5,7 +5,8 @@ adds no row (even once the session is closed: nothing changes); any different co
 MESSAGE_CONFLICT unless force_overwrite (which keeps the identifier and sequence number, never
 moves a message to another session, and drops its vector so it is analysed afresh); a message
 into an unknown session is SESSION_UNKNOWN, into a closed one SESSION_CLOSED; relations and the
-correction target must name earlier messages of the same session (RELATION_INADMISSIBLE).
+correction target must name earlier messages of the same session (RELATION_INADMISSIBLE) that
+are not soft-deleted (MESSAGE_DELETED).
 """
 
 from __future__ import annotations
@@ -41,11 +42,14 @@ def facts(message_id: str, sequence_number: int, receiver_kind: str, receiver_id
 
 def _check_target(conn: sqlite3.Connection, session_id: str, own_sequence: int | None,
                   target: str, what: str) -> None:
-    row = conn.execute("SELECT session_id, sequence_number FROM messages WHERE message_id=?",
-                       (target,)).fetchone()
+    row = conn.execute("SELECT session_id, sequence_number, soft_deleted FROM messages "
+                       "WHERE message_id=?", (target,)).fetchone()
     if row is None or row[0] != session_id:
         raise Refusal(c.RELATION_INADMISSIBLE,
                       f"{what} {target} is not a message of session {session_id}",
+                      violation="value", got=target)
+    if row[2]:
+        raise Refusal(c.MESSAGE_DELETED, f"{what} {target} is a deleted message",
                       violation="value", got=target)
     if own_sequence is not None and row[1] >= own_sequence:
         raise Refusal(c.RELATION_INADMISSIBLE,

@@ -1,8 +1,10 @@
-"""Read commands: messages_read (journal window), message_get, relations_read.
+"""Read commands: messages_read (journal window; the preview form is preview.py), message_get.
 
 The journal window is in arrival order by sequence_number (from 0), `block_size` entries at a
 time, resumed with an opaque continuation that names the next sequence number
-(outbox.contract.encode_continuation).
+(outbox.contract.encode_continuation). Soft-deleted messages are hidden unless show_deleted,
+and resolved mode resolves chains over the visible messages only (chains.Chains). The
+structural reads (relations, path, leaves, graph) are navigation.py.
 """
 
 from __future__ import annotations
@@ -64,7 +66,7 @@ def messages_read(conn: sqlite3.Connection, params: dict[str, Any]) -> dict[str,
         start = validate.count(params, "start_sequence_number", 0, None)
     known_session(conn, session_id)
     show_deleted = bool(params.get("show_deleted"))
-    structure = chains.Chains(conn, [session_id]) if mode == "resolved" else None
+    structure = chains.Chains(conn, [session_id], show_deleted) if mode == "resolved" else None
 
     window: list[dict[str, Any]] = []
     more, cursor, next_start = False, start, start
@@ -106,29 +108,3 @@ def message_get(conn: sqlite3.Connection, params: dict[str, Any]) -> dict[str, A
     entry = store.message_entry(row)
     entry["vectorization_state"] = "vectorized" if store.vectorized(row) else "pending"
     return entry
-
-
-def relations_read(conn: sqlite3.Connection, params: dict[str, Any]) -> dict[str, Any]:
-    validate.unknown(params, ("session_id", "block_size", "continuation"))
-    session_id = validate.session_id(params)
-    block = validate.count(params, "block_size", c.DEFAULT_BLOCK_SIZE, c.MAX_BLOCK_SIZE, 1)
-    after = 0
-    if "continuation" in params:
-        token = params["continuation"]
-        try:
-            if not isinstance(token, str) or not token.startswith("rel:"):
-                raise ValueError(token)
-            after = int(token[4:])
-        except ValueError:
-            raise Refusal(c.CONTINUATION_INVALID, "continuation is not one this read returned",
-                          violation="value", got=token) from None
-    known_session(conn, session_id)
-    rows = conn.execute("SELECT relation_id, from_message_id, to_message_id, kind FROM relations "
-                        "WHERE session_id=? AND relation_id>? ORDER BY relation_id LIMIT ?",
-                        (session_id, after, block + 1)).fetchall()
-    more = len(rows) > block
-    rows = rows[:block]
-    return {"session_id": session_id,
-            "relations": [{"from_message_id": r[1], "to_message_id": r[2], "kind": r[3]}
-                          for r in rows],
-            "more": more, "continuation": f"rel:{rows[-1][0]}" if more else None}

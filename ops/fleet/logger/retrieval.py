@@ -6,7 +6,8 @@ message excluded, messages without a vector absent, only scores above
 outbox.contract.MIN_MATCH_SCORE count as close. Search sorts the same way and pages with
 page_offset/page_size. Resolved mode maps every hit to its correction chain (chains.py) and keeps
 the chain's highest score. A query or anchor that must be embedded while the embedder is
-unavailable is EMBEDDING_UNAVAILABLE.
+unavailable is EMBEDDING_UNAVAILABLE. Soft-deleted messages are never candidates, never chain
+members and never an anchor (ANCHOR_INADMISSIBLE): as if absent.
 """
 
 from __future__ import annotations
@@ -89,11 +90,14 @@ async def working_set(conn: sqlite3.Connection, vectors: Vectorizer,
 
     await vectors.fill(conn, "session_id=?", (session_id,))
     if anchor_id is not None:
-        row = conn.execute("SELECT session_id, text, vector FROM messages WHERE message_id=?",
-                           (anchor_id,)).fetchone()
+        row = conn.execute("SELECT session_id, text, vector, soft_deleted FROM messages "
+                           "WHERE message_id=?", (anchor_id,)).fetchone()
         if row is None or row[0] != session_id:
             raise Refusal(c.ANCHOR_INADMISSIBLE,
                           f"anchor {anchor_id} is not a message of session {session_id}",
+                          violation="value", got=anchor_id)
+        if row[3]:
+            raise Refusal(c.ANCHOR_INADMISSIBLE, f"anchor {anchor_id} is a deleted message",
                           violation="value", got=anchor_id)
         anchor_text = row[1]
         if row[2] is not None and len(row[2]) == vectors.dimension * 4:
