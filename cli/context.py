@@ -9,6 +9,7 @@ from functools import cached_property
 
 from agent_memory.cli.errors import ConfigInvalidError, LoggerUnreachableError, StoreUnavailableError, UsageError
 from agent_memory.outbox.availability import StoreUnavailable, git_toplevel
+from agent_memory.outbox import names
 from agent_memory.outbox.store import Store
 from agent_memory.sync import config as config_mod
 
@@ -65,6 +66,7 @@ class Context:
                 self._store = Store(self.project_root)
             except StoreUnavailable as exc:
                 raise StoreUnavailableError(str(exc)) from None
+            _finish_purges(self._store)
         return self._store
 
     def side(self) -> str:
@@ -82,3 +84,17 @@ class Context:
     def close(self) -> None:
         if self._store is not None:
             self._store.close()
+
+
+def _finish_purges(store: Store) -> None:
+    """A purge (hard delete, session delete) a killed command left unfinished is completed by
+    the next command that opens the store (sync.forgetting); a look at one directory, and the
+    purge code only imported when there is something to finish."""
+    try:
+        unfinished = any(n.endswith(".json") for n in os.listdir(
+            os.path.join(store.path, names.PURGE_DIR)))
+    except OSError:
+        return
+    if unfinished:
+        from agent_memory.sync import forgetting
+        forgetting.complete(store)

@@ -15,6 +15,9 @@ from agent_memory.outbox.atomic import UnsafePathError
 
 def _dispatch(ctx, args) -> tuple[object, str]:
     command = args.command
+    if command in NAVIGATION or (command == "read" and args.preview):
+        from agent_memory.cli import navigate_cmd
+        return navigate_cmd.run(ctx, args)
     if command == "session":
         from agent_memory.cli import session_cmd
         return session_cmd.run(ctx, args)
@@ -24,6 +27,9 @@ def _dispatch(ctx, args) -> tuple[object, str]:
     if command in ("read", "get", "sessions"):
         from agent_memory.cli import read_cmd
         return read_cmd.run(ctx, args)
+    if command in ("delete", "mark"):
+        from agent_memory.cli import forget_cmd
+        return forget_cmd.run(ctx, args)
     if command in ("search", "working-set"):
         from agent_memory.cli import retrieval_cmd
         return retrieval_cmd.run(ctx, args)
@@ -54,8 +60,9 @@ def _dispatch(ctx, args) -> tuple[object, str]:
     raise UsageError(f"unknown command {command!r}")
 
 
+NAVIGATION = frozenset({"relations", "path", "leaves", "graph", "info"})
 # Run by the agent when one answers (cli.agent_client.serve); `status` only with --probe.
-SERVED = frozenset({"read", "get", "sessions", "search", "working-set"})
+SERVED = frozenset({"read", "get", "sessions", "search", "working-set"}) | NAVIGATION
 
 
 def execute(ctx, args) -> tuple[int, dict]:

@@ -88,7 +88,7 @@ class RefusedError(CliError):
 
 
 # Logger refusals that mean "no such thing": exit 5, like a miss in the file store.
-_NOT_FOUND_CODES = frozenset({"MESSAGE_UNKNOWN"})
+_NOT_FOUND_CODES = frozenset({"MESSAGE_UNKNOWN", "INFO_SECTION_UNKNOWN"})
 
 
 def from_refusal(code: str, statement: str) -> CliError:

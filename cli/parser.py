@@ -81,6 +81,15 @@ COMMANDS = {
     "sessions": "list sessions",
     "search": "messages closest in meaning to a query (message_search)",
     "working-set": "a session's recent messages and those closest to an anchor",
+    "relations": "every relation of a session: kind and its two messages (relations_read)",
+    "path": "the line from a message back to its root (path_read)",
+    "leaves": "a session's leaves and branching points, with their counts (leaves_read)",
+    "graph": "the messages and relations under a message, depth-bounded (graph_read)",
+    "info": "the logger's table of contents, or one section of it (info)",
+    "delete": "delete a message: soft hides it, hard erases its text from the disk and the "
+              "logger (message_delete)",
+    "mark": "set or clear the soft-deletion marker of messages, all or nothing "
+            "(messages_mark_for_deletion)",
     "embed": "fill every missing message vector (.emb) with the configured model",
     "sync": "forward every pending event and message to the logger (alias: import)",
     "import": "alias of sync",
@@ -153,6 +162,14 @@ def _session(session: Parser) -> None:
     for action in ("close", "reopen"):
         p = command(session_sub, action, f"{action} a session")
         p.add_argument("--session-id", required=True, metavar="ID")
+    s_delete = command(session_sub, "delete", "delete a session with all its messages, "
+                                              "relations and vectors, here and in the logger: "
+                                              "irreversible (delete_session)")
+    s_delete.add_argument("--session-id", required=True, metavar="ID")
+    s_delete.add_argument("--confirm", required=True, metavar="ID",
+                          help="the session id once more, so a slip cannot delete a session")
+    s_delete.add_argument("--wait", type=float, default=1.0, metavar="SECONDS",
+                          help="how long to wait for the logger's confirmation (default 1)")
 
 
 def _write(write: Parser) -> None:
@@ -180,11 +197,82 @@ def _write(write: Parser) -> None:
 
 
 def _read(read: Parser) -> None:
-    read.add_argument("--session-id", required=True, metavar="ID")
+    read.add_argument("--session-id", metavar="ID",
+                      help="the session (required, except with --preview where it filters)")
     read.add_argument("--start", type=int, default=0, metavar="N", help="first sequence number")
     read.add_argument("--block-size", type=int, metavar="N")
     read.add_argument("--continuation", metavar="C", help="resume where the last window ended")
     read.add_argument("--mode", choices=("resolved", "full"), default="resolved")
+    read.add_argument("--show-deleted", action="store_true",
+                      help="also the soft-deleted messages")
+    preview = read.add_argument_group(
+        "preview", "--preview: a paged listing of text prefixes across sessions, by time "
+                   "(messages_read's preview form); each filter is optional")
+    preview.add_argument("--preview", action="store_true")
+    preview.add_argument("--caller", metavar="IDENTITY", help="sender identity")
+    preview.add_argument("--recipient", metavar="IDENTITY", help="receiver identity")
+    preview.add_argument("--period-start", metavar="RFC3339", help="occurred at or after")
+    preview.add_argument("--period-end", metavar="RFC3339", help="occurred at or before")
+    preview.add_argument("--page-offset", type=int, metavar="N", help="zero-based page index")
+    preview.add_argument("--page-size", type=int, metavar="N")
+    preview.add_argument("--preview-size", type=int, metavar="N",
+                         help="characters of text per entry (default 200)")
+
+
+def _paged(parser: Parser) -> None:
+    parser.add_argument("--block-size", type=int, metavar="N")
+    parser.add_argument("--continuation", metavar="C", help="resume where the last block ended")
+
+
+def _relations(relations: Parser) -> None:
+    relations.add_argument("--session-id", required=True, metavar="ID")
+    _paged(relations)
+
+
+def _path(path: Parser) -> None:
+    path.add_argument("--session-id", required=True, metavar="ID")
+    path.add_argument("--node-id", required=True, metavar="MESSAGE_ID")
+    path.add_argument("--mode", choices=("resolved", "full"), default="resolved")
+    _paged(path)
+
+
+def _leaves(leaves: Parser) -> None:
+    leaves.add_argument("--session-id", required=True, metavar="ID")
+    _paged(leaves)
+
+
+def _graph(graph: Parser) -> None:
+    graph.add_argument("--session-id", required=True, metavar="ID")
+    graph.add_argument("--anchor", required=True, metavar="MESSAGE_ID")
+    graph.add_argument("--depth", type=int, metavar="N",
+                       help="levels below the anchor (0: the anchor alone; default 3)")
+    _paged(graph)
+
+
+def _info(info: Parser) -> None:
+    info.add_argument("--section", metavar="NAME", help="one section (default: the contents)")
+
+
+def _forgetting(parser: Parser) -> None:
+    parser.add_argument("--session-id", metavar="ID",
+                        help="the message's session, when neither the file store nor a "
+                             "reachable logger knows it")
+    parser.add_argument("--wait", type=float, default=1.0, metavar="SECONDS",
+                        help="how long to wait for the logger's confirmation (default 1)")
+
+
+def _delete(delete: Parser) -> None:
+    delete.add_argument("message_id", metavar="MESSAGE_ID")
+    delete.add_argument("--mode", required=True, choices=("soft", "hard"),
+                        help="soft: hidden from reads (get still shows it); hard: its text is "
+                             "erased from every file of the store now and from the logger")
+    _forgetting(delete)
+
+
+def _mark(mark: Parser) -> None:
+    mark.add_argument("message_ids", nargs="+", metavar="MESSAGE_ID")
+    mark.add_argument("--unmark", action="store_true", help="clear the marker instead")
+    _forgetting(mark)
 
 
 def _get(get: Parser) -> None:
@@ -333,5 +421,7 @@ def _store(store: Parser) -> None:
 
 _ADD = {"session": _session, "write": _write, "read": _read, "get": _get,
         "sessions": _sessions, "search": _search, "working-set": _working_set,
+        "relations": _relations, "path": _path, "leaves": _leaves, "graph": _graph,
+        "info": _info, "delete": _delete, "mark": _mark,
         "embed": _embed, "sync": _sync, "import": _sync, "status": _status,
         "config": _config, "store": _store, "agent": _agent, "verify": lambda parser: None, "gc": _gc}

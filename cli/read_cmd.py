@@ -39,9 +39,12 @@ def read(ctx: Context, args) -> dict[str, Any]:
     start = inputs.non_negative(args.start, "--start")
     block_size = _block_size(args.block_size)
     resume = _continuation(args.continuation)
-    messages, unreadable = ctx.store().messages(session_id)
+    store = ctx.store()
+    messages, unreadable = store.messages(session_id)
     window = views.journal_window(messages, start=resume if resume is not None else start,
-                                  block_size=block_size, mode=args.mode)
+                                  block_size=block_size, mode=args.mode,
+                                  forgotten=views.forgotten(store.events(session_id)[0]),
+                                  show_deleted=args.show_deleted)
     return _with_warnings({"session_id": session_id, **window}, unreadable)
 
 
@@ -52,7 +55,11 @@ def get(ctx: Context, args) -> dict[str, Any]:
     if found is None:
         raise NotFoundError(f"no message {message_id} in the file store",
                             code=contract.MESSAGE_UNKNOWN)
-    entry = views.message_entry(found)
+    forgotten = views.forgotten(store.events(found.file.session_id)[0])
+    if message_id in forgotten.purged:
+        raise NotFoundError(f"message {message_id} was deleted (hard)",
+                            code=contract.MESSAGE_UNKNOWN)
+    entry = forgotten.apply([views.message_entry(found)])[0]
     vector = [f for f in store.files(found.file.session_id, ".emb", (found.file.area,))
               if f.item_id == message_id]
     entry["vectorization_state"] = "vectorized" if vector else "pending"
@@ -73,6 +80,8 @@ def sessions(ctx: Context, args) -> dict[str, Any]:
     for session_id in store.session_ids():
         events, bad = store.events(session_id)
         unreadable.extend(bad)
+        if views.deleted_session(events):
+            continue
         entries.append(views.session_entry(session_id, events))
     matched = views.filter_sessions(entries, project_id=args.project_id,
                                     lifecycle_state=args.lifecycle, participant=args.participant,
@@ -80,6 +89,10 @@ def sessions(ctx: Context, args) -> dict[str, Any]:
     window = views.page(matched, offset=offset, block_size=block_size)
     return _with_warnings({"sessions": window["block"], "more": window["more"],
                            "continuation": window["continuation"]}, unreadable)
+
+
+_PREVIEW_ONLY = ("caller", "recipient", "period_start", "period_end", "page_offset", "page_size",
+                 "preview_size")
 
 
 # --- the logger side (auto: with the outbox's pending messages merged) -------------------------
@@ -134,9 +147,12 @@ def logger_read(ctx: Context, args):
             raise UsageError(f"--continuation {token!r} is not one this tool handed out",
                              code=contract.CONTINUATION_INVALID) from None
         data = {"session_id": session_id, "messages": [], "more": False, "continuation": None}
-        return _append_pending(store, session_id, data, block_size, args.mode, 0, shown)
+        return _append_pending(store, session_id, data, block_size, args.mode, 0, shown,
+                               args.show_deleted)
     params: dict[str, Any] = {"session_id": session_id, "block_size": block_size,
                               "mode": args.mode}
+    if args.show_deleted:
+        params["show_deleted"] = True
     if token is not None:
         params["continuation"] = token
     else:
@@ -150,17 +166,38 @@ def logger_read(ctx: Context, args):
         raise
     if data is None:
         return None
+    if store is not None:
+        data = _as_forgotten_here(store, session_id, data, args.show_deleted)
     if store is None or data.get("more"):
         return data, "logger"
     return _append_pending(store, session_id, data, block_size, args.mode,
-                           start if token is None else 0, 0)
+                           start if token is None else 0, 0, args.show_deleted)
+
+
+def _as_forgotten_here(store, session_id: str, data: dict[str, Any],
+                       show_deleted: bool) -> dict[str, Any]:
+    """The logger's window as the outbox's pending deletes and marks leave it: they take
+    effect here at once, before the logger hears of them."""
+    from agent_memory.outbox.store import PENDING
+    if not any(f.name.endswith(".ses") for f in store.files(session_id, None, (PENDING,))):
+        return data
+    forgotten = views.forgotten(store.events(session_id)[0])
+    if not forgotten:
+        return data
+    shown = forgotten.apply(data["messages"])
+    if not show_deleted:
+        shown = [e for e in shown if not e["soft_deleted"]]
+    return {**data, "messages": shown}
 
 
 def _append_pending(store, session_id: str, data: dict[str, Any], block_size: int, mode: str,
-                    start: int, skip: int):
+                    start: int, skip: int, show_deleted: bool = False):
     known = {e["message_id"] for e in data["messages"]}
     pending = [e for e in _pending_entries(store, session_id)
                if e["message_id"] not in known and e["sequence_number"] >= start]
+    forgotten = views.forgotten(store.events(session_id)[0]) if pending else None
+    if forgotten:
+        pending = [e for e in forgotten.apply(pending) if show_deleted or not e["soft_deleted"]]
     if mode == "resolved":
         merged = contract.resolve_corrections(data["messages"] + pending)
         pending = [e for e in merged if e.get("outbox") == "pending"]
@@ -187,7 +224,19 @@ def logger_get(ctx: Context, args):
             if found is not None and found.file.area == "pending":
                 return get(ctx, args), "both"
         raise
-    return (data, "logger") if data is not None else None
+    if data is None:
+        return None
+    store = _local_store(ctx)
+    if store is not None and isinstance(data, dict) and data.get("session_id"):
+        try:
+            forgotten = views.forgotten(store.events(data["session_id"])[0])
+        except ValueError:  # not a session id this store could hold
+            forgotten = views.Forgotten()
+        if message_id in forgotten.purged:
+            raise NotFoundError(f"message {message_id} was deleted (hard); the logger hears "
+                                "of it on the next sync", code=contract.MESSAGE_UNKNOWN)
+        data = forgotten.apply([data])[0]
+    return data, "logger"
 
 
 def logger_sessions(ctx: Context, args):
@@ -220,6 +269,13 @@ def logger_sessions(ctx: Context, args):
 
 
 def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
+    if args.command == "read" and args.session_id is None:
+        raise UsageError("read: --session-id is required (except with --preview)",
+                         code=contract.REQUEST_PARAMETER_MISSING)
+    if args.command == "read" and any(
+            getattr(args, name) is not None for name in _PREVIEW_ONLY):
+        raise UsageError("read: --caller, --recipient, --period-*, --page-* and "
+                         "--preview-size belong to --preview")
     side = ctx.side()
     if side == "logger":
         handler = {"read": logger_read, "get": logger_get, "sessions": logger_sessions}

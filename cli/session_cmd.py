@@ -17,6 +17,9 @@ SESSION_WAIT = 1.0  # seconds a session event waits for the logger's confirmatio
 
 
 def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
+    if args.action == "delete":
+        from agent_memory.cli import forget_cmd
+        return forget_cmd.delete_session(ctx, args)
     session_id = inputs.session_id(args.session_id)
     attributes: dict[str, Any] = {}
     if args.action == "open":

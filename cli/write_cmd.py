@@ -101,6 +101,23 @@ def embed_on_write(ctx: Context, budget: float, file: StoredFile,
         return False
 
 
+def refuse_deleted_targets(store, fields: dict[str, Any]) -> None:
+    """A message may not relate to, or correct, a message deleted here (soft, marked or hard):
+    MESSAGE_DELETED, nothing written."""
+    from agent_memory.outbox.views import Forgotten
+    forgotten = Forgotten(store.event_dicts(fields["session_id"]))
+    if not forgotten:
+        return
+    targets = [r["to_message_id"] for r in fields.get("relations") or []]
+    if fields.get("corrects_message_id"):
+        targets.append(fields["corrects_message_id"])
+    for target in targets:
+        if forgotten.deleted(target):
+            raise RefusedError(f"message {target} was deleted: a new message may not relate "
+                               "to it or correct it (nothing was written)",
+                               code=contract.MESSAGE_DELETED)
+
+
 def check_outbox_cap(ctx: Context, fields: dict[str, Any]) -> None:
     """Refuse (exit 8, nothing written) a message that would pass the configured outbox cap."""
     caps = ctx.config.outbox
@@ -133,9 +150,15 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
         return direct(ctx, "append_message", **params)
     store = ctx.store()
     check_outbox_cap(ctx, fields)
-    if store.last_event(fields["session_id"]) == "close":
+    last = store.last_event(fields["session_id"])
+    if last == "close":
         raise RefusedError(f"session {fields['session_id']} is closed: reopen it first",
                            code=contract.SESSION_CLOSED)
+    if last == "delete_session":
+        raise RefusedError(f"session {fields['session_id']} was deleted: open it again to "
+                           "start it anew", code=contract.SESSION_UNKNOWN)
+    if fields.get("relations") or fields.get("corrects_message_id"):
+        refuse_deleted_targets(store, fields)
     try:
         file, record = store.append_message(fields)
     except MessageExists as exc:

@@ -22,7 +22,9 @@ MESSAGE_FIELDS = ("format_version", "session_id", "message_id", "text", "sender_
                   "sequence_number", "written_at", "priority", "relations",
                   "corrects_message_id", "attributes")
 EVENT_FIELDS = ("format_version", "event", "event_id", "session_id", "occurred_at",
-                "project_id", "dialogue_kind", "participants", "title", "metadata")
+                "project_id", "dialogue_kind", "participants", "title", "metadata",
+                "message_id", "mode", "message_ids", "marked", "reached_logger")
+# The last five are the forgetting events' own (outbox.records.SessionEvent): null in the others.
 VECTOR_FIELDS = ("format_version", "message_id", "model", "dimension", "embedding")
 
 
@@ -63,13 +65,14 @@ def encode(record: dict[str, Any]) -> bytes:
 
 
 def event_kind(data: bytes) -> str | None:
-    """The `event` of an encoded session event, or None if it is not one (cheap peek)."""
+    """The lifecycle `event` of an encoded session event (open, close, reopen,
+    delete_session), or None if it is not one (cheap peek)."""
     try:
         value = json.loads(data)
     except (UnicodeDecodeError, json.JSONDecodeError):
         return None
     kind = value.get("event") if isinstance(value, dict) else None
-    return kind if kind in ("open", "close", "reopen") else None
+    return kind if kind in ("open", "close", "reopen", "delete_session") else None
 
 
 def import_item(record: dict[str, Any]) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 STORE_DIR = ".agent-memory"
 IMPORTED_DIR = ".imported"
 QUARANTINE_DIR = ".quarantine"
+PURGE_DIR = ".purge"  # unfinished purges (sync.forgetting)
 MESSAGE_EXT = ".msg"
 VECTOR_EXT = ".emb"
 EVENT_EXT = ".ses"

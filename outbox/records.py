@@ -46,10 +46,12 @@ class MessageRecord(msgspec.Struct, forbid_unknown_fields=False):
 
 
 class SessionEvent(msgspec.Struct, forbid_unknown_fields=False):
-    """A session command recorded in the outbox: open (with its attributes), close, reopen."""
+    """A session command recorded in the outbox: open (with its attributes), close, reopen;
+    and forgetting: delete (a message, soft or hard), mark (messages, set or cleared),
+    delete_session. None of them holds a message's text."""
 
     format_version: int
-    event: Literal["open", "close", "reopen"]
+    event: Literal["open", "close", "reopen", "delete", "mark", "delete_session"]
     event_id: str
     session_id: str
     occurred_at: str
@@ -58,6 +60,13 @@ class SessionEvent(msgspec.Struct, forbid_unknown_fields=False):
     participants: list[str] | None = None
     title: str | None = None
     metadata: dict[str, Any] | None = None
+    message_id: str | None = None  # delete
+    mode: Literal["soft", "hard"] | None = None  # delete
+    message_ids: list[str] | None = None  # mark
+    marked: bool | None = None  # mark
+    # delete (hard) and delete_session: did anything of it reach the logger before the purge?
+    # If not, the logger not knowing it is the expected answer, not a refusal.
+    reached_logger: bool | None = None
 
 
 class VectorRecord(msgspec.Struct, forbid_unknown_fields=False):

@@ -329,6 +329,20 @@ class Store:
                 return kind
         return None
 
+    def event_dicts(self, session_id: str) -> list[dict[str, Any]]:
+        """The session's events as plain dicts, in time order, unvalidated: the write path's
+        cheap look (no msgspec) at what was deleted; full reads use events()."""
+        import json
+        out = []
+        for file in sorted(self.files(session_id, names.EVENT_EXT), key=lambda f: f.name):
+            try:
+                value = json.loads(self.read_bytes(file))
+            except (OSError, ValueError):
+                continue
+            if isinstance(value, dict):
+                out.append(value)
+        return out
+
     def move(self, files: list[StoredFile], area: str) -> int:
         """Move pending files of one session to `.imported/` or `.quarantine/` (renames, then
         one fsync of each directory). Files already moved by someone else are skipped; returns

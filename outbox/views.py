@@ -39,14 +39,17 @@ def message_entry(stored: StoredMessage) -> dict[str, Any]:
 
 
 def journal_window(messages: Iterable[StoredMessage], *, start: int, block_size: int,
-                   mode: str) -> dict[str, Any]:
+                   mode: str, forgotten: Forgotten | None = None,
+                   show_deleted: bool = False) -> dict[str, Any]:
     """A `messages_read` window: entries with sequence_number >= start, in arrival order.
 
     Concurrent writers may give two messages one sequence number; a block never splits such a
     group, so following continuations never skips a message.
     """
     ordered = sorted(messages, key=lambda m: (m.record.sequence_number, m.file.name))
-    entries = [message_entry(m) for m in ordered]
+    entries = (forgotten or Forgotten()).apply(message_entry(m) for m in ordered)
+    if not show_deleted:
+        entries = [e for e in entries if not e["soft_deleted"]]
     if mode == "resolved":
         entries = contract.resolve_corrections(entries)
     selected = [e for e in entries if e["sequence_number"] >= start]
@@ -78,15 +81,84 @@ def session_entry(session_id: str,
                          dialogue_kind=contract.dialogue_kind_label(event.dialogue_kind)
                          if event.dialogue_kind else None,
                          created_at=event.occurred_at, title=event.title, metadata=event.metadata)
-        entry["lifecycle"] = "closed" if event.event == "close" else "open"
+        if event.event in LIFECYCLE_EVENTS:
+            entry["lifecycle"] = LIFECYCLE_EVENTS[event.event]
     return entry
 
 
+# What each session event makes of the session's lifecycle (forgetting events change nothing;
+# a deleted session is unknown until it is opened again).
+LIFECYCLE_EVENTS = {"open": "open", "reopen": "open", "close": "closed", "delete_session": None}
+
+
 def lifecycle(events: list[tuple[StoredFile, records.SessionEvent]]) -> str | None:
-    """The session's state by its last local event; None when the store has no event of it."""
-    if not events:
-        return None
-    return "closed" if events[-1][1].event == "close" else "open"
+    """The session's state by its last lifecycle event; None when the store has none (or the
+    session was deleted since)."""
+    state = None
+    for _file, event in events:
+        if event.event in LIFECYCLE_EVENTS:
+            state = LIFECYCLE_EVENTS[event.event]
+    return state
+
+
+class Forgotten:
+    """What the session's forgetting events say, folded in order: `hidden` = soft-deleted or
+    marked (one flag, outbox.contract), `purged` = hard-deleted. `events` are session event
+    records (or anything with their attributes), in time order."""
+
+    def __init__(self, events: Iterable[Any] = ()) -> None:
+        self.hidden: set[str] = set()
+        self.purged: set[str] = set()
+        for event in events:
+            if isinstance(event, dict):  # the write path's cheap read (Store.event_dicts)
+                event = _Attributes(event)
+            kind = event.event
+            if kind == "delete" and event.mode == "soft":
+                self.hidden.add(event.message_id)
+            elif kind == "delete":
+                self.purged.add(event.message_id)
+                self.hidden.discard(event.message_id)
+            elif kind == "mark":
+                ids = set(event.message_ids or ()) - self.purged
+                if event.marked:
+                    self.hidden |= ids
+                else:
+                    self.hidden -= ids
+
+    def __bool__(self) -> bool:
+        return bool(self.hidden or self.purged)
+
+    def deleted(self, message_id: str) -> bool:
+        return message_id in self.hidden or message_id in self.purged
+
+    def apply(self, entries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Entries without the purged ones, each with its `soft_deleted` flag as known here."""
+        out = []
+        for entry in entries:
+            if entry["message_id"] in self.purged:
+                continue
+            if entry["message_id"] in self.hidden and not entry.get("soft_deleted"):
+                entry = {**entry, "soft_deleted": True}
+            out.append(entry)
+        return out
+
+
+class _Attributes:
+    def __init__(self, values: dict[str, Any]) -> None:
+        self._values = values
+
+    def __getattr__(self, name: str) -> Any:
+        return self._values.get(name)
+
+
+def forgotten(events: list[tuple[StoredFile, records.SessionEvent]]) -> Forgotten:
+    return Forgotten(event for _file, event in events)
+
+
+def deleted_session(events: list[tuple[StoredFile, records.SessionEvent]]) -> bool:
+    """Was the session deleted here, and not opened again since?"""
+    kinds = [event.event for _file, event in events if event.event in LIFECYCLE_EVENTS]
+    return bool(kinds) and kinds[-1] == "delete_session"
 
 
 def filter_sessions(entries: list[dict[str, Any]], *, project_id: str | None,

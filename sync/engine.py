@@ -30,6 +30,8 @@ from agent_memory.outbox.atomic import UnsafeFile
 from agent_memory.outbox.contract import SESSION_UNKNOWN, RELATION_INADMISSIBLE
 from agent_memory.outbox.store import IMPORTED, PENDING, QUARANTINED, Store, StoredFile
 from agent_memory.sync.links.failures import Failed, Refused, Unreachable
+from agent_memory.sync.forgetting import (FORGETTING, complete, forwarding_of_forgetting,
+                                           pending_intents, purged_meanwhile)
 from agent_memory.sync.links.logger import LoggerLink
 from agent_memory.sync.state import SyncState
 
@@ -200,6 +202,8 @@ class SyncEngine:
     # --- one session ---------------------------------------------------------------------------
     async def sync_session(self, session_id: str) -> SessionReport:
         report = SessionReport(session_id, self.track_outcomes)
+        if pending_intents(self.store):  # a purge a killed command left: finish it first
+            complete(self.store)
         try:
             await self._sync_session(session_id, report)
         finally:
@@ -426,6 +430,8 @@ class SyncEngine:
                 "open_session", session_id=event.session_id, project_id=event.project_id,
                 dialogue_kind=tuple(event.dialogue_kind), participants=event.participants,
                 title=event.title, metadata=event.metadata)
+        if event.event in FORGETTING:
+            return await forwarding_of_forgetting(self.link, event)
         command = "close_session" if event.event == "close" else "reopen_session"
         return await self.link.call(command, session_id=event.session_id)
 
@@ -456,6 +462,8 @@ class SyncEngine:
                 outcomes[index] = outcome
         failed_here: set[str] = set()
         for item, outcome in zip(batch, outcomes):
+            if outcome.get("purged"):
+                continue  # hard-deleted while it waited: gone, never sent
             if outcome.get("success"):
                 self._confirmed(item.file, vectors.get(item.message_id), item.message_id,
                                 outcome, report)
@@ -479,7 +487,14 @@ class SyncEngine:
 
     async def _send(self, batch: list[_Item]) -> list[dict[str, Any]]:
         """One outcome dict per item. A batch of one goes through append_message (direct, and
-        its answer carries the sequence number); larger ones through messages_import."""
+        its answer carries the sequence number); larger ones through messages_import. What a
+        purge took meanwhile (sync.forgetting) is not sent: its outcome says so."""
+        kept = purged_meanwhile(self.store, batch)
+        if len(kept) < len(batch):
+            sent = iter(await self._send(kept) if kept else [])
+            return [next(sent) if item in kept else {"message_id": item.message_id,
+                                                     "success": False, "purged": True}
+                    for item in batch]
         if len(batch) == 1:
             try:
                 answer = await self.link.call("append_message", **batch[0].record.import_item())

@@ -1,0 +1,294 @@
+"""`relations`, `path`, `leaves`, `graph`, `read --preview` and `info`: the logger's structural
+reads, offline-first.
+
+`--store auto`: the logger answers when it is reachable; when the outbox still holds something
+of what is asked (a pending message, a pending delete or mark), the answer is computed here over
+the logger's entries merged with the pending ones (`"store": "both"`), with the same code the
+reference logger runs (outbox.navigation), so it has the logger's shape and order. Unreachable,
+the file store answers alone (`"store": "file"`). A refusal (an unknown message, a continuation
+of another read) is the logger's code on either side.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent_memory.cli import inputs
+from agent_memory.cli.context import Context
+from agent_memory.cli.errors import UsageError, from_refusal
+from agent_memory.outbox import contract, navigation, views
+from agent_memory.outbox.store import PENDING
+
+
+def _block_size(value: int | None) -> int:
+    from agent_memory.cli.read_cmd import _block_size as checked
+    return checked(value)
+
+
+def _count(value: int | None, option: str, default: int, ceiling: int | None,
+           minimum: int = 0) -> int:
+    if value is None:
+        return default
+    if value < minimum:
+        raise UsageError(f"{option} must be at least {minimum}",
+                         code=contract.REQUEST_PARAMETER_VALUE)
+    if ceiling is not None and value > ceiling:
+        raise UsageError(f"{option} is capped at {ceiling}", code=contract.CEILING_EXCEEDED)
+    return value
+
+
+# --- what each read asks, and how it is answered from entries ---------------------------------
+class _Read:
+    """One structural read: the logger command and its parameters, and the same answer
+    computed from a session's entries."""
+
+    def __init__(self, args) -> None:
+        self.command = args.command
+        self.session_id = inputs.session_id(args.session_id)
+        self.block_size = _block_size(args.block_size)
+        self.continuation = args.continuation
+        params: dict[str, Any] = {"session_id": self.session_id, "block_size": self.block_size}
+        if self.command == "path":
+            self.node_id = inputs.message_id(args.node_id, "--node-id")
+            self.mode = args.mode
+            params.update(node_id=self.node_id, mode=self.mode)
+        elif self.command == "graph":
+            self.anchor = inputs.message_id(args.anchor, "--anchor")
+            self.depth = _count(args.depth, "--depth", contract.DEFAULT_GRAPH_DEPTH,
+                                contract.MAX_GRAPH_DEPTH)
+            params.update(anchor_node_id=self.anchor, drilldown_depth=self.depth)
+        if self.continuation is not None:
+            params["continuation"] = self.continuation
+        self.params = params
+        self.logger_command = {"relations": "relations_read", "path": "path_read",
+                               "leaves": "leaves_read", "graph": "graph_read"}[self.command]
+
+    def answer(self, entries: list[dict[str, Any]]) -> dict[str, Any]:
+        try:
+            if self.command == "relations":
+                return navigation.relations_page(self.session_id, entries, self.block_size,
+                                                 self.continuation)
+            if self.command == "path":
+                return navigation.path_page(self.session_id, entries, self.node_id, self.mode,
+                                            self.block_size, self.continuation)
+            if self.command == "leaves":
+                return navigation.leaves_page(self.session_id, entries, self.block_size,
+                                              self.continuation)
+            return navigation.graph_page(self.session_id, entries, self.anchor, self.depth,
+                                         self.block_size, self.continuation)
+        except navigation.NavigationError as exc:
+            raise from_refusal(exc.code, str(exc)) from None
+
+
+# --- the file store ----------------------------------------------------------------------------
+def local_entries(store, session_id: str, areas=None) -> list[dict[str, Any]]:
+    """The session's MESSAGE_ENTRY list from the files, as the local forgetting events leave
+    it (purged ones gone, soft-deleted ones flagged)."""
+    from agent_memory.outbox.store import IMPORTED
+    messages, _bad = store.messages(session_id, areas or (PENDING, IMPORTED))
+    events, _bad = store.events(session_id)
+    return views.forgotten(events).apply(views.message_entry(m) for m in messages)
+
+
+def _known_locally(store, session_id: str) -> bool:
+    return bool(store.files(session_id))
+
+
+def _outbox_holds(store, session_id: str | None) -> bool:
+    """Does the outbox still hold a message or event of the session (of any, without one)?"""
+    sessions = [session_id] if session_id else store.pending_session_ids()
+    return any(store.files(s, None, (PENDING,)) for s in sessions)
+
+
+# --- the logger's side -------------------------------------------------------------------------
+def _logger(ctx: Context, command: str, **params: Any):
+    from agent_memory.cli.read_cmd import _logger as call
+    return call(ctx, command, **params)
+
+
+def _logger_entries(ctx: Context, session_id: str) -> list[dict[str, Any]] | None:
+    """Every entry of the session the logger holds, soft-deleted ones included (None when the
+    logger cannot be asked; [] when it does not know the session)."""
+    from agent_memory.cli.errors import RefusedError
+    entries: list[dict[str, Any]] = []
+    params: dict[str, Any] = {"session_id": session_id, "start_sequence_number": 0,
+                              "block_size": contract.MAX_BLOCK_SIZE, "mode": "full",
+                              "show_deleted": True}
+    while True:
+        try:
+            data = _logger(ctx, "messages_read", **params)
+        except RefusedError as exc:
+            if exc.code == contract.SESSION_UNKNOWN:
+                return []
+            raise
+        if data is None:
+            return None
+        entries.extend(data.get("messages") or [])
+        if not data.get("more") or not data.get("continuation"):
+            return entries
+        params = {"session_id": session_id, "continuation": data["continuation"],
+                  "block_size": contract.MAX_BLOCK_SIZE, "mode": "full", "show_deleted": True}
+
+
+def _merged(ctx: Context, store, session_id: str) -> tuple[list[dict[str, Any]], str] | None:
+    """The logger's entries of the session with the outbox's pending ones, as the local
+    forgetting events leave them; None when the logger cannot be asked."""
+    remote = _logger_entries(ctx, session_id)
+    if remote is None:
+        return None
+    events, _bad = store.events(session_id)
+    pending = [views.message_entry(m) for m in store.messages(session_id, (PENDING,))[0]]
+    known = {e["message_id"] for e in remote}
+    merged = remote + [e for e in pending if e["message_id"] not in known]
+    if not remote and not merged:
+        return [], "file"
+    return views.forgotten(events).apply(merged), "both" if remote else "file"
+
+
+def structural(ctx: Context, args) -> tuple[dict[str, Any], str]:
+    read = _Read(args)
+    side = ctx.side()
+    if side == "logger":
+        from agent_memory.cli.read_cmd import _local_store
+        store = _local_store(ctx)
+        if store is None or not _outbox_holds(store, read.session_id):
+            data = _logger(ctx, read.logger_command, **read.params)
+            if data is not None:
+                return data, "logger"
+        else:
+            merged = _merged(ctx, store, read.session_id)
+            if merged is not None and merged[0]:
+                return read.answer(merged[0]), merged[1]
+            if merged is not None and not _known_locally(store, read.session_id):
+                raise from_refusal(contract.SESSION_UNKNOWN,
+                                   f"no such session: {read.session_id}")
+    store = ctx.store()
+    if not _known_locally(store, read.session_id):
+        raise from_refusal(contract.SESSION_UNKNOWN,
+                           f"no session {read.session_id} in the file store")
+    from agent_memory.cli.fleet_errors import warn
+    return warn(ctx, read.answer(local_entries(store, read.session_id))), "file"
+
+
+# --- read --preview ----------------------------------------------------------------------------
+class _Preview:
+    def __init__(self, args) -> None:
+        filters: dict[str, Any] = {"session_id": args.session_id, "caller_id": args.caller,
+                                   "recipient_id": args.recipient,
+                                   "period_start": args.period_start,
+                                   "period_end": args.period_end}
+        if filters["session_id"]:
+            inputs.session_id(filters["session_id"])
+        for name in ("period_start", "period_end"):
+            if filters[name]:
+                inputs.occurred_at(filters[name])
+        self.filters = {k: v for k, v in filters.items() if v}
+        self.show_deleted = bool(args.show_deleted)
+        self.page_offset = _count(args.page_offset, "--page-offset", 0, None)
+        self.page_size = _count(args.page_size, "--page-size", contract.DEFAULT_PAGE_SIZE,
+                                contract.MAX_PAGE_SIZE, 1)
+        self.preview_size = _count(args.preview_size, "--preview-size", contract.PREVIEW_SIZE,
+                                   None)
+        self.matches = navigation.preview_filter({**self.filters,
+                                                  "show_deleted": self.show_deleted})
+
+    def params(self, page_offset: int, page_size: int) -> dict[str, Any]:
+        params = {**self.filters, "mode": "preview", "page_offset": page_offset,
+                  "page_size": page_size, "preview_size": self.preview_size}
+        if self.show_deleted:
+            params["show_deleted"] = True
+        return params
+
+    def entries(self, store, sessions: list[str], areas) -> list[dict[str, Any]]:
+        out = []
+        for session_id in sessions:
+            for entry in local_entries(store, session_id, areas):
+                if self.matches(entry):
+                    out.append(navigation.preview_entry(entry, self.preview_size))
+        return out
+
+    def page(self, entries: list[dict[str, Any]]) -> dict[str, Any]:
+        return navigation.preview_page(entries, self.page_offset, self.page_size)
+
+
+def preview(ctx: Context, args) -> tuple[dict[str, Any], str]:
+    asked = _Preview(args)
+    side = ctx.side()
+    session = asked.filters.get("session_id")
+    if side == "logger":
+        from agent_memory.cli.read_cmd import _local_store
+        store = _local_store(ctx)
+        if store is None or not _outbox_holds(store, session):
+            data = _logger(ctx, "messages_read",
+                           **asked.params(asked.page_offset, asked.page_size))
+            if data is not None:
+                return data, "logger"
+        else:
+            remote = _whole_preview(ctx, asked)
+            if remote is not None:
+                sessions = [session] if session else store.pending_session_ids()
+                local = asked.entries(store, sessions, (PENDING,))
+                hidden = _forgotten_everywhere(store, sessions)
+                known = {e["message_id"] for e in remote}
+                merged = [e for e in _overlay(remote, hidden, asked.show_deleted)] + \
+                    [e for e in local if e["message_id"] not in known]
+                return asked.page(merged), "both"
+    store = ctx.store()
+    sessions = [session] if session else store.session_ids()
+    from agent_memory.cli.fleet_errors import warn
+    from agent_memory.outbox.store import IMPORTED
+    return warn(ctx, asked.page(asked.entries(store, sessions, (PENDING, IMPORTED)))), "file"
+
+
+def _whole_preview(ctx: Context, asked: _Preview) -> list[dict[str, Any]] | None:
+    """Every entry of the logger's preview for these filters (all its pages)."""
+    entries: list[dict[str, Any]] = []
+    page = 0
+    while True:
+        data = _logger(ctx, "messages_read", **asked.params(page, contract.MAX_PAGE_SIZE))
+        if data is None:
+            return None
+        entries.extend(data.get("entries") or [])
+        page += 1
+        if page >= (data.get("total_pages") or 0) or not data.get("entries"):
+            return entries
+
+
+def _forgotten_everywhere(store, sessions: list[str]) -> views.Forgotten:
+    folded = views.Forgotten()
+    for session_id in sessions:
+        found = views.forgotten(store.events(session_id)[0])
+        folded.hidden |= found.hidden
+        folded.purged |= found.purged
+    return folded
+
+
+def _overlay(entries: list[dict[str, Any]], forgotten: views.Forgotten,
+             show_deleted: bool) -> list[dict[str, Any]]:
+    shown = forgotten.apply(entries)
+    return shown if show_deleted else [e for e in shown if not e.get("soft_deleted")]
+
+
+# --- info --------------------------------------------------------------------------------------
+def info(ctx: Context, args) -> tuple[dict[str, Any], str]:
+    section = args.section
+    if ctx.side() == "logger":
+        params = {"section": section} if section is not None else {}
+        data = _logger(ctx, "info", **params)
+        if data is not None:
+            return data, "logger"
+    from agent_memory.sync.identity import VERSION
+    try:
+        data = contract.info(section, f"agent-memory {VERSION} (file store)")
+    except ValueError as exc:
+        raise from_refusal(contract.INFO_SECTION_UNKNOWN, str(exc)) from None
+    from agent_memory.cli.fleet_errors import warn
+    return warn(ctx, data), "file"
+
+
+def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
+    if args.command == "read":
+        return preview(ctx, args)
+    if args.command == "info":
+        return info(ctx, args)
+    return structural(ctx, args)

@@ -1,0 +1,241 @@
+"""Forgetting on disk: a hard delete or a session delete PURGES, so that when the command
+returns no file under `.agent-memory/` holds the message's text any more, pending or imported.
+
+A purge is a small journal of its own, so that `kill -9` at any point is completed by the next
+command that opens the store (or the next sync round):
+  1. an intent under `.agent-memory/.purge/<event id>.json` (no text: the ids, and the event
+     that will tell the logger);
+  2. every file that held the message goes: its `.msg` and `.emb` in every area with their
+     reason files, a whole session's directories for a session delete, the derived vector
+     index (rebuilt from what is left on the next search), temporaries of killed writers;
+  3. the delete event is written to the session's outbox (it holds no text either), so the
+     logger forgets it too, in order with everything written before it;
+  4. the intent goes.
+Every step is idempotent, and `complete(store)` redoes 2-4 for any intent it finds. The sync
+engine completes intents before it sends, and drops from a batch what was purged meanwhile, so a
+message purged before it was forwarded is never sent (one already on the wire when the purge
+began is deleted from the logger by the event that follows it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from typing import Any
+
+from agent_memory.outbox import atomic, encoding, names
+from agent_memory.outbox.contract import format_utc, new_uuid4
+from agent_memory.outbox.store import IMPORTED, PENDING, QUARANTINED, Store, StoredFile, utc_now
+
+INDEX_DIR = ".index"  # sync.vectors.segments.INDEX_DIR (numpy is not imported for a purge)
+AREAS = (PENDING, IMPORTED, QUARANTINED)
+
+
+def pending_intents(store: Store) -> bool:
+    """Is a purge unfinished? (one stat: every command that opens the store asks)"""
+    try:
+        fd = atomic.open_dir(names.PURGE_DIR, dir_fd=store.fd)
+    except FileNotFoundError:
+        return False
+    try:
+        return any(n.endswith(".json") for n in os.listdir(fd))
+    finally:
+        os.close(fd)
+
+
+def reached_logger(store: Store, session_id: str, message_id: str | None = None) -> bool:
+    """Did the message (or, without one, anything of the session) ever reach the logger? A
+    confirmed file lies in `.imported/`."""
+    for file in store.files(session_id, None, (IMPORTED,)):
+        if message_id is None or file.item_id == message_id:
+            return True
+    return False
+
+
+def purge_message(store: Store, session_id: str, message_id: str,
+                  event: bool = True) -> dict[str, Any]:
+    """Hard-delete one message on disk and record its delete event (none with `event` False:
+    the logger already did it); the event's record."""
+    record = _event(session_id, "delete", message_id=message_id, mode="hard",
+                    reached_logger=reached_logger(store, session_id, message_id))
+    return _run(store, {"kind": "message", "session_id": session_id, "message_id": message_id,
+                        "event": record, "record_event": event})
+
+
+def purge_session(store: Store, session_id: str, event: bool = True) -> dict[str, Any]:
+    """Delete a whole session on disk and record its delete_session event (none with `event`
+    False: the logger already did it); the record."""
+    record = _event(session_id, "delete_session",
+                    reached_logger=reached_logger(store, session_id))
+    return _run(store, {"kind": "session", "session_id": session_id, "message_id": None,
+                        "event": record, "record_event": event})
+
+
+def complete(store: Store) -> int:
+    """Finish every purge a killed command left; how many."""
+    try:
+        fd = atomic.open_dir(names.PURGE_DIR, dir_fd=store.fd)
+    except FileNotFoundError:
+        return 0
+    try:
+        done = 0
+        for name in sorted(os.listdir(fd)):
+            if not name.endswith(".json"):
+                continue
+            try:
+                intent = json.loads(atomic.read_file(fd, name))
+            except FileNotFoundError:
+                continue  # finished by a concurrent command
+            except (OSError, ValueError):
+                continue  # not ours to judge: verify reports what it cannot read
+            _carry_out(store, intent)
+            _drop(fd, name)
+            done += 1
+        return done
+    finally:
+        os.close(fd)
+
+
+# --- the steps ---------------------------------------------------------------------------------
+def _event(session_id: str, kind: str, **attributes: Any) -> dict[str, Any]:
+    return encoding.event(event=kind, event_id=new_uuid4(), session_id=session_id,
+                          occurred_at=format_utc(utc_now()), **attributes)
+
+
+def _run(store: Store, intent: dict[str, Any]) -> dict[str, Any]:
+    fd = atomic.ensure_dir(store.fd, names.PURGE_DIR)
+    name = f"{intent['event']['event_id']}.json"
+    try:
+        atomic.create_exclusive(fd, name, encoding.encode(intent))
+        _carry_out(store, intent)
+        _drop(fd, name)
+    finally:
+        os.close(fd)
+    return intent["event"]
+
+
+def _carry_out(store: Store, intent: dict[str, Any]) -> None:
+    session_id, event = intent["session_id"], intent["event"]
+    event_name = event_file(event).name
+    if intent["kind"] == "session":
+        for area in AREAS:
+            _remove_where(store, session_id, area, lambda name: name != event_name)
+    else:
+        suffixes = tuple(f"-{intent['message_id']}{ext}" for ext in (names.MESSAGE_EXT,
+                                                                      names.VECTOR_EXT))
+        for area in AREAS:
+            _remove_where(store, session_id, area,
+                          lambda name: name.endswith(suffixes)
+                          or name.endswith(tuple(s + ".reason.json" for s in suffixes)))
+    shutil.rmtree(os.path.join(store.path, INDEX_DIR), ignore_errors=True)
+    from agent_memory.outbox.cleanup import remove_orphan_temporaries
+    remove_orphan_temporaries(store, min_age_s=0.0)
+    if intent.get("record_event", True) and \
+            store.area_of(session_id, event_name, (PENDING, IMPORTED)) is None:
+        fd = store.session_fd(session_id, PENDING, create=True)
+        try:
+            atomic.create_exclusive(fd, event_name, encoding.encode(event))
+        except FileExistsError:
+            pass
+        finally:
+            os.close(fd)
+
+
+def _remove_where(store: Store, session_id: str, area: str, doomed) -> None:
+    fd = store.session_fd(session_id, area)
+    if fd is None:
+        return
+    try:
+        removed = 0
+        for name in os.listdir(fd):
+            if doomed(name):
+                try:
+                    os.unlink(name, dir_fd=fd)
+                    removed += 1
+                except FileNotFoundError:
+                    pass
+                except IsADirectoryError:
+                    shutil.rmtree(os.path.join(store.path, _area_path(area), session_id, name),
+                                  ignore_errors=True)
+        if removed:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+    if area != PENDING:
+        store.remove_empty_session_dir(session_id, area)
+
+
+def _area_path(area: str) -> str:
+    return {PENDING: "", IMPORTED: names.IMPORTED_DIR, QUARANTINED: names.QUARANTINE_DIR}[area]
+
+
+def _drop(fd: int, name: str) -> None:
+    try:
+        os.unlink(name, dir_fd=fd)
+    except FileNotFoundError:
+        return
+    os.fsync(fd)
+
+
+def _moment(stored: str):
+    from datetime import datetime
+    return datetime.fromisoformat(stored[:-1] + "+00:00")
+
+
+def event_file(event: dict[str, Any]) -> StoredFile:
+    """Where the delete event of a purge lies once written (pending until forwarded)."""
+    name = f"{names.time_stamp(_moment(event['occurred_at']))}-{event['event_id']}" \
+           f"{names.EVENT_EXT}"
+    return StoredFile(event["session_id"], PENDING, name)
+
+
+# --- forwarding (the sync engine) --------------------------------------------------------------
+FORGETTING = frozenset({"delete", "mark", "delete_session"})
+
+
+async def forwarding_of_forgetting(link, event: Any) -> Any:
+    """Send one forgetting event; its answer. Raises Refused for a refusal, and for a mark the
+    logger answered false (nothing changed there: MARK_NOT_APPLIED). A delete of something
+    that never reached the logger is done, not refused, when the logger does not know it."""
+    from agent_memory.outbox import contract
+    from agent_memory.sync.links.failures import Refused
+    try:
+        if event.event == "mark":
+            answer = await link.call("mark_messages_for_deletion",
+                                     message_ids=list(event.message_ids),
+                                     marked_for_deletion=bool(event.marked))
+            if answer is not True:
+                raise Refused(contract.MARK_NOT_APPLIED,
+                              "the logger changed no marker: one of the messages is unknown "
+                              "to it or could not be changed (all or nothing)")
+            return {"message_ids": list(event.message_ids), "marked": bool(event.marked)}
+        if event.event == "delete":
+            return await link.call("message_delete", message_id=event.message_id,
+                                   mode=event.mode)
+        return await link.call("delete_session", session_id=event.session_id)
+    except Refused as exc:
+        unknown = (contract.MESSAGE_UNKNOWN if event.event == "delete"
+                   else contract.SESSION_UNKNOWN)
+        if event.event != "mark" and exc.code == unknown and event.reached_logger is False:
+            done = {"deleted": True, "reached_logger": False}
+            if event.event == "delete":
+                return {"message_id": event.message_id, "mode": event.mode, **done}
+            return {"session_id": event.session_id, **done}
+        raise
+
+
+def purged_meanwhile(store: Store, batch: list) -> list:
+    """The items of a batch about to be sent whose `.msg` is still pending: an unfinished purge
+    is completed first, and what it took is left out."""
+    if pending_intents(store):
+        complete(store)
+    listed: dict[str, set[str]] = {}
+    for session_id in {item.file.session_id for item in batch}:
+        fd = store.session_fd(session_id, PENDING)
+        try:
+            listed[session_id] = set(os.listdir(fd)) if fd is not None else set()
+        finally:
+            if fd is not None:
+                os.close(fd)
+    return [item for item in batch if item.file.name in listed[item.file.session_id]]
