@@ -248,6 +248,11 @@ def logger_sessions(ctx: Context, args):
     if data is None:
         return None
     store = _local_store(ctx)
+    if store is not None:  # a session deleted here is gone at once, before the logger hears
+        pending = set(store.pending_session_ids())
+        data = {**data, "sessions": [
+            e for e in data["sessions"] if e.get("session_id") not in pending
+            or not views.deleted_session(store.events(e["session_id"])[0])]}
     if store is None or data.get("more"):
         return data, "logger"
     from agent_memory.outbox.store import PENDING

@@ -93,9 +93,12 @@ def _model(ctx: Context) -> tuple[str, int]:
 
 def open_local(ctx: Context):
     from agent_memory.sync.vectors.index import open_index
+    from agent_memory.sync.vectors.search import hide_forgotten
     store = ctx.store()
     model, dimension = _model(ctx)
-    return store, open_index(store, model, dimension, progress=_progress)
+    index = open_index(store, model, dimension, progress=_progress)
+    hide_forgotten(store, index)
+    return store, index
 
 
 def query_vector(ctx: Context, store, text: str):
@@ -320,6 +323,34 @@ def logger_working_set(ctx: Context, params: dict[str, Any]):
 
 
 # --- commands --------------------------------------------------------------------------------
+def _as_forgotten_here(ctx: Context, data: dict[str, Any]) -> dict[str, Any]:
+    """The logger's answer without what the outbox's pending deletes and marks took away: they
+    take effect here at once, before the logger hears of them."""
+    from agent_memory.cli.read_cmd import _local_store
+    from agent_memory.outbox import views
+    from agent_memory.outbox.store import PENDING
+    store = _local_store(ctx)
+    if store is None or not isinstance(data, dict):
+        return data
+    forgotten = views.Forgotten()
+    for session_id in store.pending_session_ids():
+        if any(f.name.endswith(".ses") for f in store.files(session_id, None, (PENDING,))):
+            found = views.forgotten(store.events(session_id)[0])
+            forgotten.hidden |= found.hidden
+            forgotten.purged |= found.purged
+    if not forgotten:
+        return data
+    out = dict(data)
+    for group in ("matches", "recent", "closest"):
+        if isinstance(data.get(group), list):
+            kept = [m for m in data[group] if not forgotten.deleted(
+                (m.get("message") or {}).get("message_id", ""))]
+            if group == "matches" and isinstance(data.get("total"), int):
+                out["total"] = data["total"] - (len(data[group]) - len(kept))
+            out[group] = kept
+    return out
+
+
 def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
     if args.command == "search":
         params = search_params(args)
@@ -332,7 +363,7 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
         answer = logger_search(ctx, params) if args.command == "search" else \
             logger_working_set(ctx, params)
         if answer is not None:
-            return answer
+            return _as_forgotten_here(ctx, answer[0]), answer[1]
         _progress("logger unreachable; answering from the file store")
     from agent_memory.cli.fleet_errors import warn
     if args.command == "search":

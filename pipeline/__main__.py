@@ -17,7 +17,7 @@ import json
 import sys
 import time
 
-from . import checks  # noqa: F401  (registers the checks)
+from . import checks, navigation_checks  # noqa: F401  (register the checks)
 from .registry import CHECKS, CheckFailed
 
 

@@ -76,6 +76,20 @@ class _Scope(contract.CorrectionChains):
         super().__init__(links)
 
 
+def hide_forgotten(store: Store, index: Index) -> int:
+    """Take the messages the store's events deleted (soft, marked, hard) out of the live rows:
+    search and the working set never see them, a chain resolves without them, and one is no
+    anchor (outbox.contract). How many were hidden."""
+    hidden = 0
+    for session_id in index.sessions:
+        forgotten = views.forgotten(store.events(session_id)[0])
+        for message_id in forgotten.hidden | forgotten.purged:
+            hits = np.nonzero(index.rows["message_id"] == message_id.encode())[0]
+            index.live[hits] = False
+            hidden += len(hits)
+    return hidden
+
+
 def _entry(store: Store, index: Index, message_id: str) -> dict[str, Any] | None:
     position = index.find(message_id)
     if position is None:

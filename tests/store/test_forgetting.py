@@ -66,6 +66,9 @@ def test_soft_delete_and_marks_hide_at_once_and_unmark_restores(project):
     # a repeat is an idempotent success that writes nothing
     again = project.cli("delete", b, "--mode", "soft")
     assert again.rc == 0 and again.data["pending"] is False
+    found = project.cli("search", "--query", "second", "--scope", "session", "--target", "s1",
+                        "--ranking", "bm25").data
+    assert b not in [m["message"]["message_id"] for m in found["matches"]]
     marked = project.cli("mark", a, c)
     assert marked.rc == 0 and marked.data["marked"] is True
     assert _texts(project, "s1") == []

@@ -164,3 +164,31 @@ def test_the_loggers_refusal_of_a_hard_delete_is_reported_with_its_code(tmp_path
     assert refused.rc == 1 and refused.code == "MESSAGE_REFERENCED", refused.stdout
     assert [t for t, _ in _logger_view(fleet, session_id)][0] == "the root"
     assert _holding(p.store, b"the root") == []  # gone here all the same: asked for
+
+
+def test_a_pending_delete_hides_at_once_from_the_loggers_answers(tmp_path, fleet):
+    """The delete waits in the outbox (`--store file`), the logger still holds the message:
+    reads, get, search, the working set and the listing already answer without it."""
+    project = make_project(tmp_path, config=str(fleet.config_path))
+    session_id = f"hide-{os.getpid()}-{id(project)}"
+    assert project.cli(*open_args(session_id)).rc == 0
+    keep = _write(project, session_id, "apples and pears")
+    gone = _write(project, session_id, "apples and plums")
+    assert project.cli("--store", "file", "delete", gone, "--mode", "soft").rc == 0
+    read = project.cli("read", "--session-id", session_id)
+    assert read.out["store"] in ("logger", "both")
+    assert [m["message_id"] for m in read.data["messages"]] == [keep]
+    assert project.cli("get", gone).data["soft_deleted"] is True
+    found = project.cli("search", "--query", "apples", "--scope", "session", "--target",
+                        session_id).data
+    assert gone not in [m["message"]["message_id"] for m in found["matches"]]
+    ws = project.cli("working-set", "--session-id", session_id, "--anchor-text", "apples").data
+    assert gone not in [m["message"]["message_id"] for m in ws["recent"] + ws["closest"]]
+    assert _logger_view(fleet, session_id) == [("apples and pears", False),
+                                               ("apples and plums", False)]
+    assert project.cli("--store", "file", "session", "delete", "--session-id", session_id,
+                       "--confirm", session_id).rc == 0
+    listed = project.cli("sessions").data["sessions"]
+    assert session_id not in [e["session_id"] for e in listed]
+    assert project.cli("sync").rc == 0
+    assert _logger_view(fleet, session_id) is None
