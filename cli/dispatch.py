@@ -57,6 +57,9 @@ def _dispatch(ctx, args) -> tuple[object, str]:
     if command == "verify":
         from agent_memory.cli import verify_cmd
         return verify_cmd.run(ctx, args)
+    if command == "mcp":
+        from agent_memory.cli import mcp_cmd
+        return mcp_cmd.run(ctx, args)
     raise UsageError(f"unknown command {command!r}")
 
 

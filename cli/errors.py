@@ -14,6 +14,25 @@ EMBEDDING_UNAVAILABLE = 7
 NO_ROOM = 8
 STORE_HELD = 9
 
+# Each exit code in words (the README's table, short), for answers that carry no exit status:
+# the MCP server's tool errors (cli.mcp_tools).
+MEANINGS = {
+    OK: "success",
+    LOGGER_REFUSED: "the logger refused the request (or the store did, by the logger's rules), "
+                    "or failed where there is no fallback",
+    USAGE: "usage: a bad option or value; nothing was written",
+    STORE_UNAVAILABLE: "file store unavailable (missing, not a real directory, not git-ignored, "
+                       "or not this user's); nothing was written",
+    LOGGER_UNREACHABLE: "logger unreachable with no fallback",
+    NOT_FOUND: "not found",
+    CONFIG_INVALID: "configuration invalid, or credentials the logger or embedder rejects "
+                    "where there is no fallback",
+    EMBEDDING_UNAVAILABLE: "embedding unavailable where a vector is required",
+    NO_ROOM: "no room: the disk is full or the outbox cap is reached; nothing was written",
+    STORE_HELD: "the store is forwarded by another process that keeps it; nothing was "
+                "forwarded, nothing lost",
+}
+
 
 class CliError(Exception):
     """A failure printed as `{"success": false, "error": {"code", "message"}}`."""

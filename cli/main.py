@@ -21,8 +21,18 @@ def _check_utf8(argv: list[str]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    if argv is None:
-        argv = sys.argv[1:]
+    return run(sys.argv[1:] if argv is None else argv, output.emit)
+
+
+def _to_stderr(line: str) -> None:
+    sys.stderr.write(line)
+    sys.stderr.flush()
+
+
+def run(argv: list[str], emit) -> int:
+    """One command: its one JSON line handed to `emit` (main prints it; the MCP server,
+    cli.mcp_cmd, keeps it as a tool's answer), then, when no agent answered, the agent started
+    for the next command (after the answer: the caller waits on it); the exit code."""
     parser = build(command_in(argv))
     ctx = None
     try:
@@ -32,13 +42,15 @@ def main(argv: list[str] | None = None) -> int:
         except SystemExit as exc:  # --help: argparse printed the help text itself
             return int(exc.code or 0)
         if args.version:
-            output.success({"version": VERSION}, "file")
+            emit(output.render(output.success_envelope({"version": VERSION}, "file")))
             return 0
         if args.command is None:
             raise UsageError("no command given: run `agent-memory --help` for the list")
         if args.command in ("session", "config", "store", "agent") and args.action is None:
             raise UsageError(f"`{args.command}` needs an action: run "
                              f"`agent-memory {args.command} --help`")
+        if args.command == "mcp":  # stdout is the protocol's channel: its closing answer is a log line
+            emit = _to_stderr
         from agent_memory.cli.context import Context
         from agent_memory.cli.served import serve_command
         ctx = Context(args, serve_command=serve_command)
@@ -47,19 +59,19 @@ def main(argv: list[str] | None = None) -> int:
             served = agent_client.serve(ctx, args, argv)
             if served is not None:
                 rc, line = served
-                output.emit(line)
+                emit(line)
                 return rc
         rc, envelope = execute(ctx, args)
-        output.emit(output.render(envelope))
+        emit(output.render(envelope))
         if ctx.agent_wanted:  # no agent answered this command: start one for the next
             from agent_memory.cli import agent_client
             agent_client.after_command(ctx)
         return rc
     except CliError as exc:
-        output.failure(exc)
+        emit(output.render(output.failure_envelope(exc)))
         return exc.exit_code
     except KeyboardInterrupt:
-        output.failure(CliError("interrupted", code="INTERRUPTED"))
+        emit(output.render(output.failure_envelope(CliError("interrupted", code="INTERRUPTED"))))
         return 130
     finally:
         if ctx is not None:

@@ -48,11 +48,3 @@ def failure_envelope(error: CliError) -> dict[str, Any]:
     if error.details:
         body["details"] = error.details
     return {"success": False, "error": body}
-
-
-def success(data: Any, store: str) -> None:
-    emit(render(success_envelope(data, store)))
-
-
-def failure(error: CliError) -> None:
-    emit(render(failure_envelope(error)))

@@ -103,6 +103,8 @@ COMMANDS = {
               "areas (exit 1 when something is damaged)",
     "agent": "the project's resident agent (a `sync --watch` serving the CLI): start, stop, "
              "status",
+    "mcp": "serve these commands as MCP tools over stdio until the client closes stdin "
+           "(stdout carries the protocol; logs and the closing answer go to stderr)",
 }
 
 
@@ -424,4 +426,5 @@ _ADD = {"session": _session, "write": _write, "read": _read, "get": _get,
         "relations": _relations, "path": _path, "leaves": _leaves, "graph": _graph,
         "info": _info, "delete": _delete, "mark": _mark,
         "embed": _embed, "sync": _sync, "import": _sync, "status": _status,
-        "config": _config, "store": _store, "agent": _agent, "verify": lambda parser: None, "gc": _gc}
+        "config": _config, "store": _store, "agent": _agent, "verify": lambda parser: None, "gc": _gc,
+        "mcp": lambda parser: None}

@@ -1,0 +1,88 @@
+"""The MCP server of `agent-memory mcp` (cli.mcp_cmd): the official SDK's MCPServer with a tool
+per entry of the tool table (cli.mcp_tools). A tool's input schema is its function's typed
+parameters, its output schema the command's `data` and `store`, and every failure it
+anticipates is a tool error (`isError`) whose text is one JSON object."""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from typing import Any
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.server.mcpserver.tools import Tool
+from mcp.types import ToolAnnotations
+from pydantic import BaseModel, Field, ValidationError
+
+from agent_memory.cli import mcp_tools
+from agent_memory.cli.parser import VERSION
+
+INSTRUCTIONS = (
+    "agent-memory records and reads this project's dialogue messages. Open a session "
+    "(session_open) once, then `write` each message as it happens; a write is durable once it "
+    "answers, even with the logger down (store \"file\": it is delivered later, never write it "
+    "again). Read back with `read`, `get`, `working_set` (what to keep in mind now) and "
+    "`search`; follow a dialogue's structure with `path`, `leaves`, `graph` and `relations`; "
+    "forget with `delete` (mode hard erases a text written by mistake, a secret say), `mark` "
+    "and `session_delete`. A failed call is a tool error whose text is one JSON object: code, message, "
+    "exit_code and its meaning.")
+
+
+class Answer(BaseModel):
+    """A command's answer: what the CLI prints as `data` and `store`."""
+
+    store: str = Field(description="which side answered: \"logger\", \"file\" (the outbox), "
+                                   "or \"both\" (a read that merged messages still waiting in "
+                                   "the outbox)")
+    data: Any = Field(description="the command's answer, as the CLI prints it")
+
+
+class CliTool(Tool):
+    """The SDK's Tool, whose every anticipated failure is one JSON object: the command's error
+    (cli.mcp_tools.error_text) as it is, and arguments that do not match the input schema as a
+    usage error (nothing was run). The SDK would put "Error executing tool NAME: " before the
+    first, and pydantic's report in place of the second."""
+
+    async def run(self, arguments, context, convert_result=False):
+        try:
+            return await super().run(arguments, context, convert_result)
+        except UnexpectedToolError:
+            raise  # a crash: the SDK logs it and tells the client nothing more
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, ValidationError):
+                raise ToolError(mcp_tools.invalid_arguments_text(cause.errors())) from cause
+            if isinstance(cause, ToolError):
+                raise ToolError(str(cause)) from None
+            raise
+
+
+def build_server(call) -> MCPServer:
+    """The server: each tool of cli.mcp_tools.TOOLS runs the argv it builds through
+    `await call(ctx, argv)` (cli.mcp_cmd.Runner.call)."""
+    tools = [CliTool.from_function(
+        _tool_function(spec, call), name=spec.name,
+        description=inspect.cleandoc(spec.argv.__doc__ or ""),
+        annotations=ToolAnnotations(read_only_hint=spec.read_only,
+                                    destructive_hint=spec.destructive),
+        structured_output=True) for spec in mcp_tools.TOOLS]
+    return MCPServer("agent-memory", version=VERSION, instructions=INSTRUCTIONS,
+                     log_level="WARNING", tools=tools)
+
+
+def _tool_function(spec: mcp_tools.Tool, call):
+    """The function the SDK registers: the typed parameters of `spec.argv` (the input schema)
+    plus the request's context (for the client's roots), answering an Answer."""
+    signature = inspect.signature(spec.argv, eval_str=True)
+
+    async def tool_call(ctx, **arguments):
+        return await call(ctx, spec.argv(**arguments))
+
+    context = inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context)
+    tool_call.__signature__ = signature.replace(
+        parameters=[*signature.parameters.values(), context], return_annotation=Answer)
+    tool_call.__annotations__ = {**typing.get_type_hints(spec.argv, include_extras=True),
+                                 "ctx": Context, "return": Answer}
+    tool_call.__name__ = tool_call.__qualname__ = spec.name
+    return tool_call

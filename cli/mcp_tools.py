@@ -1,0 +1,408 @@
+"""The MCP server's tools (cli.mcp_cmd): one per CLI command, each a typed function whose
+parameters are the command's options and whose body turns them into that command's argv. The
+server runs that argv through the CLI's own code (cli.main.run), so a tool answers exactly what
+the command prints: its `data` and `store`, or its error with the exit code's meaning.
+
+A tool for a new command is one more function here, decorated with `@tool`: its docstring is
+the description an agent reads, its annotated parameters the input schema. Values go into the
+argv as `--option=value`, so a text starting with `-` stays a text, and nothing is quoted:
+the argv never meets a shell.
+"""
+
+import json
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, NamedTuple
+
+from pydantic import Field, WrapValidator
+
+from agent_memory.cli.errors import MEANINGS, USAGE
+from agent_memory.outbox import contract
+
+
+class Tool(NamedTuple):
+    name: str
+    argv: Callable[..., list[str]]  # the typed function: the tool's arguments -> the CLI argv
+    read_only: bool
+    destructive: bool  # may erase what cannot be had back (a hard delete, a session delete)
+
+
+TOOLS: list[Tool] = []
+
+
+def tool(read_only: bool, destructive: bool = False):
+    def register(function: Callable[..., list[str]]) -> Callable[..., list[str]]:
+        TOOLS.append(Tool(function.__name__, function, read_only, destructive))
+        return function
+    return register
+
+
+def _absent_or(value: Any, validate) -> Any:
+    return None if value is None else validate(value)
+
+
+def optional(kind: Any, description: str) -> Any:
+    """An option the caller may leave out (or send as null): the CLI's default then applies.
+    Typed as `kind`, not `kind | None`: the SDK would read a string field that may be None
+    as JSON first, turning a title "null" into nothing and "[1]" into a list."""
+    return Annotated[kind, WrapValidator(_absent_or), Field(description=description)]
+
+
+def required(kind: Any, description: str) -> Any:
+    return Annotated[kind, Field(description=description)]
+
+
+def options(command: list[str], **values: Any) -> list[str]:
+    """`command` followed by each option given, as `--name=value` (None and False are left out,
+    True is a bare flag, a list repeats the option, a dict is its JSON)."""
+    argv = list(command)
+    for name, value in values.items():
+        flag = "--" + name.replace("_", "-")
+        if value is None or value is False:
+            continue
+        if value is True:
+            argv.append(flag)
+        elif isinstance(value, list):
+            argv.extend(f"{flag}={item}" for item in value)
+        elif isinstance(value, dict):
+            argv.append(f"{flag}={json.dumps(value, ensure_ascii=False)}")
+        else:
+            argv.append(f"{flag}={value}")
+    return argv
+
+
+def answer(envelope: dict[str, Any]) -> dict[str, Any]:
+    """A successful command's answer as the tool's result: its `data` and `store`."""
+    return {"store": envelope["store"], "data": envelope["data"]}
+
+
+def error_text(exit_code: int, envelope: dict[str, Any]) -> str:
+    """A failed command as the tool error's text: the CLI's code and message (and details),
+    the exit code it would have exited with and what that code means."""
+    error = envelope["error"]
+    body = {"code": error["code"], "message": error["message"], "exit_code": exit_code,
+            "meaning": MEANINGS.get(exit_code, "unexpected failure")}
+    if "details" in error:
+        body["details"] = error["details"]
+    return json.dumps(body, ensure_ascii=False)
+
+
+def invalid_arguments_text(errors: list[dict[str, Any]]) -> str:
+    """Arguments that do not match a tool's input schema, in the shape of a command's usage
+    error (nothing was run): each field named with what is wrong, not the value given."""
+    problems = "; ".join(f"{'.'.join(str(part) for part in e['loc']) or 'arguments'}: "
+                         f"{e['msg']}" for e in errors)
+    return error_text(USAGE, {"error": {"code": "USAGE",
+                                        "message": f"invalid arguments: {problems}"}})
+
+
+Kind = Literal["human", "model", "tool", "system"]
+Mode = Literal["resolved", "full"]
+
+SESSION_ID = "the session's id: 1 to 128 letters, digits, '.', '_' or '-', not starting with " \
+             "'.' or '-'"
+MESSAGE_ID = "a message's id (a version 4 UUID, as `write` answered it)"
+BLOCK_SIZE = f"how many entries per answer (default {contract.DEFAULT_BLOCK_SIZE}; at most " \
+             f"{contract.MAX_BLOCK_SIZE})"
+CONTINUATION = "the `continuation` of the previous answer, to read on from there"
+MODE = "resolved (default): each correction chain once, with its final wording; full: " \
+       "every version"
+
+
+@tool(read_only=False)
+def session_open(
+        session_id: required(str, SESSION_ID),
+        project_id: required(str, "the project this session belongs to"),
+        dialogue_kind: required(Annotated[list[Kind], Field(min_length=2, max_length=2)],
+                                "the sender's and the receiver's kinds, e.g. [\"human\", "
+                                "\"model\"]"),
+        participant: required(Annotated[list[str], Field(min_length=1)],
+                              "the participants' identities, e.g. [\"alice\", \"claude\"]"),
+        title: optional(str, "a title for the session") = None,
+        metadata: optional(dict[str, Any], "a JSON object kept verbatim") = None,
+) -> list[str]:
+    """Open a dialogue session; messages are written into an open session. Opening it again
+    with the same attributes answers as the first time. Mirrors `agent-memory session open`."""
+    return options(["session", "open"], session_id=session_id, project_id=project_id,
+                   dialogue_kind=",".join(dialogue_kind), participant=participant,
+                   title=title, metadata=metadata)
+
+
+@tool(read_only=False)
+def session_close(session_id: required(str, SESSION_ID)) -> list[str]:
+    """Close a session: writing to it is refused until it is reopened. Mirrors `agent-memory
+    session close`."""
+    return options(["session", "close"], session_id=session_id)
+
+
+@tool(read_only=False)
+def session_reopen(session_id: required(str, SESSION_ID)) -> list[str]:
+    """Reopen a closed session. Mirrors `agent-memory session reopen`."""
+    return options(["session", "reopen"], session_id=session_id)
+
+
+@tool(read_only=False)
+def write(
+        session_id: required(str, SESSION_ID),
+        sender_kind: required(Kind, "who sent it"),
+        sender_identity: required(str, "the sender's identity, e.g. \"alice\""),
+        receiver_kind: required(Kind, "who it is for"),
+        receiver_identity: required(str, "the receiver's identity, e.g. \"claude\""),
+        text: required(str, "the message text, exactly as it is to be kept: non-empty, at "
+                            "most 1 MiB of UTF-8"),
+        priority: optional(int, "0 (default) is the ordinary flow") = None,
+        message_id: optional(str, "only to replay a message: its version 4 UUID (the same id "
+                                  "with the same content answers as the first time and writes "
+                                  "nothing)") = None,
+        occurred_at: optional(str, "only to replay a message: when it happened, RFC 3339 with "
+                                   "an offset (default: now)") = None,
+        relation: optional(list[str], "links to earlier messages of the session, each "
+                                      "KIND:MESSAGE_ID with KIND reply, influence or "
+                                      "tool-result") = None,
+        corrects: optional(str, "the id of an earlier message this one corrects") = None,
+        attributes: optional(dict[str, Any], "a JSON object kept verbatim") = None,
+        wait: optional(float, "seconds to wait for the logger's confirmation (default 1; 0: "
+                              "hand it over without waiting)") = None,
+        embed_budget: optional(float, "seconds the embedder may take for the message's vector "
+                                      "(default 2, 0 with the file store alone; 0: leave it "
+                                      "to the agent or `embed`)") = None,
+) -> list[str]:
+    """Record one message in a session. It lands in the project's outbox first (durable once
+    this answers), then goes to the logger: `store` "logger" when the logger confirmed it,
+    "file" when it waits in the outbox (logger unreachable: `forwarded` false and the reason;
+    it is delivered later, do not write it again). The answer carries its `message_id`.
+    Mirrors `agent-memory write`."""
+    return options(["write"], session_id=session_id, sender_kind=sender_kind,
+                   sender_identity=sender_identity, receiver_kind=receiver_kind,
+                   receiver_identity=receiver_identity, text=text, priority=priority,
+                   message_id=message_id, occurred_at=occurred_at, relation=relation,
+                   corrects=corrects, attributes=attributes, wait=wait,
+                   embed_budget=embed_budget)
+
+
+@tool(read_only=True)
+def read(
+        session_id: required(str, SESSION_ID),
+        start: optional(int, "the first sequence number (default 0)") = None,
+        block_size: optional(int, BLOCK_SIZE) = None,
+        continuation: optional(str, CONTINUATION) = None,
+        mode: optional(Mode, MODE) = None,
+        show_deleted: optional(bool, "also the soft-deleted messages") = None,
+) -> list[str]:
+    """A window of a session's messages in arrival order (`sequence_number`), with `more` and
+    a `continuation` to read on. Mirrors `agent-memory read`."""
+    return options(["read"], session_id=session_id, start=start, block_size=block_size,
+                   continuation=continuation, mode=mode, show_deleted=show_deleted)
+
+
+@tool(read_only=True)
+def preview(
+        session_id: optional(str, "only this session's messages") = None,
+        caller: optional(str, "only messages from this sender identity") = None,
+        recipient: optional(str, "only messages to this receiver identity") = None,
+        period_start: optional(str, "only messages that occurred at or after this RFC 3339 "
+                                    "time") = None,
+        period_end: optional(str, "only messages that occurred at or before this RFC 3339 "
+                                  "time") = None,
+        page_offset: optional(int, "which page, from 0") = None,
+        page_size: optional(int, f"entries per page (default {contract.DEFAULT_PAGE_SIZE}; at "
+                                  f"most {contract.MAX_PAGE_SIZE})") = None,
+        preview_size: optional(int, f"characters of text per entry (default "
+                                    f"{contract.PREVIEW_SIZE})") = None,
+        show_deleted: optional(bool, "also the soft-deleted messages") = None,
+) -> list[str]:
+    """A paged listing of messages across sessions by time, each with the start of its text
+    (`entries`, `total_messages`, `total_pages`): to find a period or a person's messages
+    before reading them whole. Mirrors `agent-memory read --preview`."""
+    return options(["read", "--preview"], session_id=session_id, caller=caller,
+                   recipient=recipient, period_start=period_start, period_end=period_end,
+                   page_offset=page_offset, page_size=page_size, preview_size=preview_size,
+                   show_deleted=show_deleted)
+
+
+@tool(read_only=True)
+def relations(
+        session_id: required(str, SESSION_ID),
+        block_size: optional(int, BLOCK_SIZE) = None,
+        continuation: optional(str, CONTINUATION) = None,
+) -> list[str]:
+    """Every relation of a session: `from_message_id`, `to_message_id` and `kind` (reply,
+    influence, tool-result, correction). Mirrors `agent-memory relations`."""
+    return options(["relations"], session_id=session_id, block_size=block_size,
+                   continuation=continuation)
+
+
+@tool(read_only=True)
+def path(
+        session_id: required(str, SESSION_ID),
+        node_id: required(str, MESSAGE_ID),
+        mode: optional(Mode, MODE) = None,
+        block_size: optional(int, BLOCK_SIZE) = None,
+        continuation: optional(str, CONTINUATION) = None,
+) -> list[str]:
+    """The line from a message back to its root: the message, what it replied to (or otherwise
+    continued from), and so on (`path`). Mirrors `agent-memory path`."""
+    return options(["path"], session_id=session_id, node_id=node_id, mode=mode,
+                   block_size=block_size, continuation=continuation)
+
+
+@tool(read_only=True)
+def leaves(
+        session_id: required(str, SESSION_ID),
+        block_size: optional(int, BLOCK_SIZE) = None,
+        continuation: optional(str, CONTINUATION) = None,
+) -> list[str]:
+    """Where a dialogue ends and where it branched: leaves (nothing continues from them) and
+    branching points with how many messages continue from each (`nodes`). Mirrors
+    `agent-memory leaves`."""
+    return options(["leaves"], session_id=session_id, block_size=block_size,
+                   continuation=continuation)
+
+
+@tool(read_only=True)
+def graph(
+        session_id: required(str, SESSION_ID),
+        anchor: required(str, MESSAGE_ID),
+        depth: optional(int, f"levels below the anchor (0: the anchor alone; default "
+                             f"{contract.DEFAULT_GRAPH_DEPTH})") = None,
+        block_size: optional(int, BLOCK_SIZE) = None,
+        continuation: optional(str, CONTINUATION) = None,
+) -> list[str]:
+    """The messages that continue from a message, level by level, with the relations between
+    them (`nodes` with their `level`, `relations`). Mirrors `agent-memory graph`."""
+    return options(["graph"], session_id=session_id, anchor=anchor, depth=depth,
+                   block_size=block_size, continuation=continuation)
+
+
+@tool(read_only=True)
+def info(section: optional(str, "one section (default: the table of contents)") = None
+         ) -> list[str]:
+    """The logger's description of itself: its table of contents, or one section (limits,
+    codes, relations, service). Mirrors `agent-memory info`."""
+    return options(["info"], section=section)
+
+
+@tool(read_only=False, destructive=True)
+def delete(
+        message_id: required(str, MESSAGE_ID),
+        mode: required(Literal["soft", "hard"], "soft: hidden from reads (get still shows it); "
+                                               "hard: its text is erased from every file of "
+                                               "the project's store now, and from the logger"),
+        session_id: optional(str, "the message's session, only when neither the store nor a "
+                                  "reachable logger knows the message") = None,
+        wait: optional(float, "seconds to wait for the logger's confirmation (default 1)") = None,
+) -> list[str]:
+    """Delete a message (a hard delete is how a secret written by mistake is forgotten). It
+    takes effect here at once and reaches the logger in order, now or once it is back.
+    Mirrors `agent-memory delete`."""
+    return [*options(["delete"], mode=mode, session_id=session_id, wait=wait), "--", message_id]
+
+
+@tool(read_only=False)
+def mark(
+        message_ids: required(Annotated[list[str], Field(min_length=1)],
+                              "the messages, all of one session"),
+        unmark: optional(bool, "clear the marker instead (restore them)") = None,
+        session_id: optional(str, "their session, only when neither the store nor a reachable "
+                                  "logger knows them") = None,
+        wait: optional(float, "seconds to wait for the logger's confirmation (default 1)") = None,
+) -> list[str]:
+    """Set (or clear) the soft-deletion marker of messages, all or nothing: marked messages are
+    hidden from reads. Mirrors `agent-memory mark`."""
+    return [*options(["mark"], unmark=unmark, session_id=session_id, wait=wait), "--",
+            *message_ids]
+
+
+@tool(read_only=False, destructive=True)
+def session_delete(
+        session_id: required(str, SESSION_ID),
+        confirm: required(str, "the session's id once more: deleting is irreversible"),
+        wait: optional(float, "seconds to wait for the logger's confirmation (default 1)") = None,
+) -> list[str]:
+    """Delete a whole session with all its messages, relations and vectors, here (their texts
+    erased from every file) and in the logger. Irreversible. Mirrors `agent-memory session
+    delete`."""
+    return options(["session", "delete"], session_id=session_id, confirm=confirm, wait=wait)
+
+
+@tool(read_only=True)
+def get(message_id: required(str, MESSAGE_ID)) -> list[str]:
+    """One message by its id (not found: error code MESSAGE_UNKNOWN, exit code 5). Mirrors
+    `agent-memory get`."""
+    return ["get", "--", message_id]
+
+
+@tool(read_only=True)
+def sessions(
+        project_id: optional(str, "only this project's sessions") = None,
+        lifecycle: optional(Literal["open", "closed"], "only open or only closed sessions") = None,
+        participant: optional(str, "only sessions with this participant") = None,
+        dialogue_kind: optional(str, "only this dialogue kind, SENDER-to-RECEIVER, e.g. "
+                                     "\"human-to-model\"") = None,
+        block_size: optional(int, BLOCK_SIZE) = None,
+        continuation: optional(str, CONTINUATION) = None,
+) -> list[str]:
+    """List sessions, with their attributes and lifecycle. Mirrors `agent-memory sessions`."""
+    return options(["sessions"], project_id=project_id, lifecycle=lifecycle,
+                   participant=participant, dialogue_kind=dialogue_kind, block_size=block_size,
+                   continuation=continuation)
+
+
+@tool(read_only=True)
+def search(
+        query: required(str, "what to look for, in words"),
+        scope: required(Literal["session", "project", "all_projects"],
+                        "where to look; session and project need `target`"),
+        target: optional(str, "the session's or the project's id, for those scopes") = None,
+        page_size: optional(int, f"matches per page (default {contract.DEFAULT_PAGE_SIZE}; at "
+                                      f"most {contract.MAX_PAGE_SIZE})") = None,
+        page_offset: optional(int, "zero-based offset of the page (`next_offset` of the last "
+                                   "answer)") = None,
+        mode: optional(Mode, MODE) = None,
+        sender_kind: optional(Kind, "only messages from this kind of sender") = None,
+        priority: optional(int, "only messages of this priority") = None,
+        occurred_from: optional(str, "only messages that occurred at or after this RFC 3339 "
+                                     "time") = None,
+        occurred_to: optional(str, "only messages that occurred at or before this RFC 3339 "
+                                   "time") = None,
+        filter_session_id: optional(str, "only this session's messages") = None,
+        filter_project_id: optional(str, "only this project's messages") = None,
+        ranking: optional(Literal["auto", "vector", "bm25"],
+                          "auto (default): by meaning, else by words when no vector can be had "
+                          "for the query; vector: by meaning or fail (exit code 7); bm25: by "
+                          "words") = None,
+) -> list[str]:
+    """Messages closest in meaning to a query, best first (`matches`, each with its `score`;
+    `more`, `next_offset`). Mirrors `agent-memory search`."""
+    return options(["search"], query=query, scope=scope, target=target, page_size=page_size,
+                   page_offset=page_offset, mode=mode, sender_kind=sender_kind,
+                   priority=priority, occurred_from=occurred_from, occurred_to=occurred_to,
+                   filter_session_id=filter_session_id, filter_project_id=filter_project_id,
+                   ranking=ranking)
+
+
+@tool(read_only=True)
+def working_set(
+        session_id: required(str, SESSION_ID),
+        anchor_text: optional(str, "what the work is about now, in words (this or "
+                                   "`anchor_message_id`)") = None,
+        anchor_message_id: optional(str, "a message of the session the work is about now (this "
+                                         "or `anchor_text`)") = None,
+        recency_count: optional(int, f"how many of the latest messages (default "
+                                          f"{contract.DEFAULT_RECENCY_COUNT})") = None,
+        similarity_count: optional(int, f"how many of the closest messages (default "
+                                             f"{contract.DEFAULT_SIMILARITY_COUNT})") = None,
+        mode: optional(Mode, MODE) = None,
+) -> list[str]:
+    """What to keep in mind now: a session's latest messages (`recent`, newest first) and those
+    closest to an anchor (`closest`). Mirrors `agent-memory working-set`."""
+    return options(["working-set"], session_id=session_id, anchor_text=anchor_text,
+                   anchor_message_id=anchor_message_id, recency_count=recency_count,
+                   similarity_count=similarity_count, mode=mode)
+
+
+@tool(read_only=True)
+def status(probe: optional(bool, "also ask whether the logger and the embedder answer") = None
+           ) -> list[str]:
+    """The store's state: what waits in the outbox for the logger, what is quarantined or lacks
+    a vector, and whether the project's agent runs. Mirrors `agent-memory status`."""
+    return options(["status"], probe=probe)

@@ -1,0 +1,154 @@
+"""Benchmark: one `write` through the MCP server (`agent-memory mcp`, a warm session of the
+official SDK's client over stdio) against one `write` through the CLI (a whole process), in
+interleaved pairs, in one project with the reference fleet up and the project's agent running
+(both confirmed by the logger); and what a session costs to start (spawn to `initialize`
+answered).
+
+    python -m ops.bench.mcp_bench [--pairs 30] [--starts 5] [--store auto|file]
+
+`--store file` compares the append alone (no logger, no agent). Prints one JSON object
+(median and p90 per path, in ms, and the ratio MCP / CLI); progress on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import anyio
+from mcp import ClientSession, StdioServerParameters, stdio_client
+
+from ops.fleet.handle import Fleet
+
+CLI = os.path.join(os.path.dirname(sys.executable), "agent-memory")
+QUIET = open(os.devnull, "w")  # the servers' stderr (their closing line)
+SENDER = {"sender_kind": "human", "sender_identity": "alice", "receiver_kind": "model",
+          "receiver_identity": "claude"}
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def ms(seconds: float) -> float:
+    return round(seconds * 1000, 1)
+
+
+def figures(times: list[float]) -> dict:
+    ordered = sorted(times)
+    return {"median_ms": ms(statistics.median(ordered)),
+            "p90_ms": ms(ordered[min(len(ordered) - 1, int(len(ordered) * 0.9))])}
+
+
+def cli(args: list[str], cwd: Path, env: dict[str, str]) -> tuple[dict, float]:
+    start = time.perf_counter()
+    done = subprocess.run([CLI, *args], cwd=cwd, env=env, capture_output=True, check=False)
+    elapsed = time.perf_counter() - start
+    answer = json.loads(done.stdout)
+    if not answer.get("success"):
+        raise RuntimeError(f"{args}: {done.stdout!r} {done.stderr[-2000:]!r}")
+    return answer, elapsed
+
+
+def cli_write_args(sid: str, text: str) -> list[str]:
+    return ["write", "--session-id", sid, *[f"--{k.replace('_', '-')}={v}"
+                                            for k, v in SENDER.items()], "--text", text]
+
+
+async def tool(session: ClientSession, name: str, **arguments) -> tuple[dict, float]:
+    start = time.perf_counter()
+    result = await session.call_tool(name, arguments)
+    elapsed = time.perf_counter() - start
+    if result.is_error:
+        raise RuntimeError(f"{name}: {result.content[0].text}")
+    return result.structured_content, elapsed
+
+
+def server(root: Path, globals_: list[str], env: dict[str, str]) -> StdioServerParameters:
+    return StdioServerParameters(command=CLI, args=[*globals_, "mcp"], cwd=root, env=env)
+
+
+async def pairs(root: Path, globals_: list[str], env: dict[str, str], count: int) -> dict:
+    sid = "bench-mcp"
+    mcp_times, cli_times, stores = [], [], set()
+    async with stdio_client(server(root, globals_, env), errlog=QUIET) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            await tool(session, "session_open", session_id=sid, project_id="bench",
+                       dialogue_kind=["human", "model"], participant=["alice", "claude"])
+            if "--store" not in globals_:
+                cli([*globals_, "agent", "start"], root, env)
+            for i in range(3):  # warm: the agent's links, the page cache
+                await tool(session, "write", session_id=sid, text=f"warm {i}", **SENDER)
+                cli([*globals_, *cli_write_args(sid, f"warm {i}")], root, env)
+            for i in range(count):
+                answer, seconds = await tool(session, "write", session_id=sid,
+                                             text=f"message {i} through MCP", **SENDER)
+                mcp_times.append(seconds)
+                stores.add(answer["store"])
+                answer, seconds = cli([*globals_, *cli_write_args(sid, f"message {i} by CLI")],
+                                      root, env)
+                cli_times.append(seconds)
+                stores.add(answer["store"])
+    result = {"mcp_write": figures(mcp_times), "cli_write": figures(cli_times),
+              "ratio_median": round(statistics.median(mcp_times) / statistics.median(cli_times),
+                                    2),
+              "answered_from": sorted(stores)}
+    log(f"write: MCP {result['mcp_write']}, CLI {result['cli_write']}")
+    return result
+
+
+async def starts(root: Path, globals_: list[str], env: dict[str, str], count: int) -> dict:
+    times = []
+    for _ in range(count):
+        start = time.perf_counter()
+        async with stdio_client(server(root, globals_, env), errlog=QUIET) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                times.append(time.perf_counter() - start)
+    log(f"spawn to initialize: {figures(times)}")
+    return figures(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pairs", type=int, default=30)
+    parser.add_argument("--starts", type=int, default=5)
+    parser.add_argument("--store", choices=("auto", "file"), default="auto")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp)
+        root = base / "project"
+        root.mkdir()
+        subprocess.run(["git", "init", "-q", str(root)], check=True)
+        env = {**os.environ, "HOME": tmp, "AGENT_MEMORY_AGENT": "auto"}
+        env.pop("AGENT_MEMORY_CONFIG", None)
+        fleet = None
+        if args.store == "file":
+            globals_ = ["--store", "file"]
+        else:
+            fleet = Fleet(base / "fleet", owner_pid=os.getpid()).start()
+            globals_ = ["--config", str(fleet.config_path)]
+        try:
+            cli([*globals_, "store", "init"], root, env)
+            log(f"write, {args.pairs} interleaved pairs (--store {args.store})")
+            writes = anyio.run(pairs, root, globals_, env, args.pairs)
+            log(f"spawn to initialize, {args.starts} times")
+            started = anyio.run(starts, root, globals_, env, args.starts)
+        finally:
+            if fleet is not None:
+                cli([*globals_, "agent", "stop"], root, env)
+                fleet.stop()
+    print(json.dumps({"store": args.store, "write": writes, "spawn_to_initialize": started},
+                     indent=1))
+
+
+if __name__ == "__main__":
+    main()
