@@ -34,9 +34,9 @@ def _session_of(ctx: Context, message_id: str, given: str | None) -> str:
                              f"not {given}")
         return found.file.session_id
     if ctx.side() == "logger":
-        from agent_memory.cli.read_cmd import _logger
+        from agent_memory.cli.auto_reads import ask_logger
         try:
-            data = _logger(ctx, "message_get", message_id=message_id)
+            data = ask_logger(ctx, "message_get", message_id=message_id)
         except NotFoundError:
             data = {}
         if isinstance(data, dict) and data.get("session_id"):

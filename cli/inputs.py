@@ -101,6 +101,31 @@ def positive(value: int | None, option: str) -> int | None:
     return value
 
 
+def count(value: int | None, option: str, default: int, ceiling: int | None,
+          minimum: int = 0) -> int:
+    """A count option: `default` when absent; below `minimum` or above `ceiling` (None: none)
+    refused with the logger's codes."""
+    from agent_memory.outbox import contract
+    if value is None:
+        return default
+    if value < minimum:
+        raise UsageError(f"{option} must be at least {minimum}",
+                         code=contract.REQUEST_PARAMETER_VALUE)
+    if ceiling is not None and value > ceiling:
+        raise UsageError(f"{option} is capped at {ceiling}", code=contract.CEILING_EXCEEDED)
+    return value
+
+
+def block_size(value: int | None) -> int:
+    """--block-size: at least 1, at most the ceiling, the shipped default when absent."""
+    from agent_memory.outbox import contract
+    positive(value, "--block-size")
+    if value is not None and value > contract.MAX_BLOCK_SIZE:
+        raise UsageError(f"--block-size is capped at {contract.MAX_BLOCK_SIZE}",
+                         code=contract.CEILING_EXCEEDED)
+    return value or contract.DEFAULT_BLOCK_SIZE
+
+
 def text(value: str | None) -> str:
     """The message text from --text, else stdin: non-empty UTF-8 within MAX_TEXT_BYTES."""
     if value is not None:

@@ -14,27 +14,11 @@ from __future__ import annotations
 from typing import Any
 
 from agent_memory.cli import inputs
+from agent_memory.cli.auto_reads import ask_logger, mergeable_store
 from agent_memory.cli.context import Context
-from agent_memory.cli.errors import UsageError, from_refusal
+from agent_memory.cli.errors import from_refusal
 from agent_memory.outbox import contract, navigation, views
 from agent_memory.outbox.store import PENDING
-
-
-def _block_size(value: int | None) -> int:
-    from agent_memory.cli.read_cmd import _block_size as checked
-    return checked(value)
-
-
-def _count(value: int | None, option: str, default: int, ceiling: int | None,
-           minimum: int = 0) -> int:
-    if value is None:
-        return default
-    if value < minimum:
-        raise UsageError(f"{option} must be at least {minimum}",
-                         code=contract.REQUEST_PARAMETER_VALUE)
-    if ceiling is not None and value > ceiling:
-        raise UsageError(f"{option} is capped at {ceiling}", code=contract.CEILING_EXCEEDED)
-    return value
 
 
 # --- what each read asks, and how it is answered from entries ---------------------------------
@@ -45,7 +29,7 @@ class _Read:
     def __init__(self, args) -> None:
         self.command = args.command
         self.session_id = inputs.session_id(args.session_id)
-        self.block_size = _block_size(args.block_size)
+        self.block_size = inputs.block_size(args.block_size)
         self.continuation = args.continuation
         params: dict[str, Any] = {"session_id": self.session_id, "block_size": self.block_size}
         if self.command == "path":
@@ -54,7 +38,7 @@ class _Read:
             params.update(node_id=self.node_id, mode=self.mode)
         elif self.command == "graph":
             self.anchor = inputs.message_id(args.anchor, "--anchor")
-            self.depth = _count(args.depth, "--depth", contract.DEFAULT_GRAPH_DEPTH,
+            self.depth = inputs.count(args.depth, "--depth", contract.DEFAULT_GRAPH_DEPTH,
                                 contract.MAX_GRAPH_DEPTH)
             params.update(anchor_node_id=self.anchor, drilldown_depth=self.depth)
         if self.continuation is not None:
@@ -101,11 +85,6 @@ def _outbox_holds(store, session_id: str | None) -> bool:
 
 
 # --- the logger's side -------------------------------------------------------------------------
-def _logger(ctx: Context, command: str, **params: Any):
-    from agent_memory.cli.read_cmd import _logger as call
-    return call(ctx, command, **params)
-
-
 def _logger_entries(ctx: Context, session_id: str) -> list[dict[str, Any]] | None:
     """Every entry of the session the logger holds, soft-deleted ones included (None when the
     logger cannot be asked; [] when it does not know the session)."""
@@ -116,7 +95,7 @@ def _logger_entries(ctx: Context, session_id: str) -> list[dict[str, Any]] | Non
                               "show_deleted": True}
     while True:
         try:
-            data = _logger(ctx, "messages_read", **params)
+            data = ask_logger(ctx, "messages_read", **params)
         except RefusedError as exc:
             if exc.code == contract.SESSION_UNKNOWN:
                 return []
@@ -149,10 +128,9 @@ def structural(ctx: Context, args) -> tuple[dict[str, Any], str]:
     read = _Read(args)
     side = ctx.side()
     if side == "logger":
-        from agent_memory.cli.read_cmd import _local_store
-        store = _local_store(ctx)
+        store = mergeable_store(ctx)
         if store is None or not _outbox_holds(store, read.session_id):
-            data = _logger(ctx, read.logger_command, **read.params)
+            data = ask_logger(ctx, read.logger_command, **read.params)
             if data is not None:
                 return data, "logger"
         else:
@@ -184,10 +162,10 @@ class _Preview:
                 inputs.occurred_at(filters[name])
         self.filters = {k: v for k, v in filters.items() if v}
         self.show_deleted = bool(args.show_deleted)
-        self.page_offset = _count(args.page_offset, "--page-offset", 0, None)
-        self.page_size = _count(args.page_size, "--page-size", contract.DEFAULT_PAGE_SIZE,
+        self.page_offset = inputs.count(args.page_offset, "--page-offset", 0, None)
+        self.page_size = inputs.count(args.page_size, "--page-size", contract.DEFAULT_PAGE_SIZE,
                                 contract.MAX_PAGE_SIZE, 1)
-        self.preview_size = _count(args.preview_size, "--preview-size", contract.PREVIEW_SIZE,
+        self.preview_size = inputs.count(args.preview_size, "--preview-size", contract.PREVIEW_SIZE,
                                    None)
         self.matches = navigation.preview_filter({**self.filters,
                                                   "show_deleted": self.show_deleted})
@@ -216,10 +194,9 @@ def preview(ctx: Context, args) -> tuple[dict[str, Any], str]:
     side = ctx.side()
     session = asked.filters.get("session_id")
     if side == "logger":
-        from agent_memory.cli.read_cmd import _local_store
-        store = _local_store(ctx)
+        store = mergeable_store(ctx)
         if store is None or not _outbox_holds(store, session):
-            data = _logger(ctx, "messages_read",
+            data = ask_logger(ctx, "messages_read",
                            **asked.params(asked.page_offset, asked.page_size))
             if data is not None:
                 return data, "logger"
@@ -245,7 +222,7 @@ def _whole_preview(ctx: Context, asked: _Preview) -> list[dict[str, Any]] | None
     entries: list[dict[str, Any]] = []
     page = 0
     while True:
-        data = _logger(ctx, "messages_read", **asked.params(page, contract.MAX_PAGE_SIZE))
+        data = ask_logger(ctx, "messages_read", **asked.params(page, contract.MAX_PAGE_SIZE))
         if data is None:
             return None
         entries.extend(data.get("entries") or [])
@@ -274,7 +251,7 @@ def info(ctx: Context, args) -> tuple[dict[str, Any], str]:
     section = args.section
     if ctx.side() == "logger":
         params = {"section": section} if section is not None else {}
-        data = _logger(ctx, "info", **params)
+        data = ask_logger(ctx, "info", **params)
         if data is not None:
             return data, "logger"
     from agent_memory.sync.identity import VERSION

@@ -5,17 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from agent_memory.cli import inputs
+from agent_memory.cli.auto_reads import ask_logger, mergeable_store
 from agent_memory.cli.context import Context
 from agent_memory.cli.errors import NotFoundError, UsageError
 from agent_memory.outbox import contract, views
-
-
-def _block_size(value: int | None) -> int:
-    inputs.positive(value, "--block-size")
-    if value is not None and value > contract.MAX_BLOCK_SIZE:
-        raise UsageError(f"--block-size is capped at {contract.MAX_BLOCK_SIZE}",
-                         code=contract.CEILING_EXCEEDED)
-    return value or contract.DEFAULT_BLOCK_SIZE
 
 
 def _continuation(token: str | None) -> int | None:
@@ -37,7 +30,7 @@ def _with_warnings(data: dict[str, Any], unreadable) -> dict[str, Any]:
 def read(ctx: Context, args) -> dict[str, Any]:
     session_id = inputs.session_id(args.session_id)
     start = inputs.non_negative(args.start, "--start")
-    block_size = _block_size(args.block_size)
+    block_size = inputs.block_size(args.block_size)
     resume = _continuation(args.continuation)
     store = ctx.store()
     messages, unreadable = store.messages(session_id)
@@ -67,7 +60,7 @@ def get(ctx: Context, args) -> dict[str, Any]:
 
 
 def sessions(ctx: Context, args) -> dict[str, Any]:
-    block_size = _block_size(args.block_size)
+    block_size = inputs.block_size(args.block_size)
     offset = _continuation(args.continuation) or 0
     if args.dialogue_kind is not None:
         first, sep, second = args.dialogue_kind.partition("-to-")
@@ -99,33 +92,6 @@ _PREVIEW_ONLY = ("caller", "recipient", "period_start", "period_end", "page_offs
 OUTBOX_CONTINUATION = "outbox:"
 
 
-def _logger(ctx: Context, command: str, **params: Any):
-    """The logger's answer data, or None when it is unreachable (or refuses this
-    configuration's credentials) in auto mode."""
-    from agent_memory.cli import fleet_errors
-    from agent_memory.sync.links.failures import Failed, Refused, Unreachable
-    try:
-        return ctx.route.call(ctx.config, command, **params)
-    except Unreachable as exc:
-        if ctx.store_mode == "logger":
-            fleet_errors.raise_for(exc)
-        fleet_errors.fell_back(ctx, exc)
-        return None
-    except (Refused, Failed) as exc:
-        fleet_errors.raise_for(exc)
-
-
-def _local_store(ctx: Context):
-    """The file store when auto mode may merge from it, else None."""
-    from agent_memory.cli.errors import StoreUnavailableError
-    if ctx.store_mode != "auto":
-        return None
-    try:
-        return ctx.store()
-    except StoreUnavailableError:
-        return None
-
-
 def _pending_entries(store, session_id: str) -> list[dict[str, Any]]:
     from agent_memory.outbox.store import PENDING
     messages, _bad = store.messages(session_id, (PENDING,))
@@ -137,8 +103,8 @@ def logger_read(ctx: Context, args):
     from agent_memory.cli.errors import RefusedError
     session_id = inputs.session_id(args.session_id)
     start = inputs.non_negative(args.start, "--start")
-    block_size = _block_size(args.block_size)
-    store = _local_store(ctx)
+    block_size = inputs.block_size(args.block_size)
+    store = mergeable_store(ctx)
     token = args.continuation
     if store is not None and token is not None and token.startswith(OUTBOX_CONTINUATION):
         try:
@@ -158,7 +124,7 @@ def logger_read(ctx: Context, args):
     else:
         params["start_sequence_number"] = start
     try:
-        data = _logger(ctx, "messages_read", **params)
+        data = ask_logger(ctx, "messages_read", **params)
     except RefusedError as exc:
         if store is not None and exc.code == contract.SESSION_UNKNOWN and \
                 _pending_entries(store, session_id):
@@ -216,9 +182,9 @@ def _append_pending(store, session_id: str, data: dict[str, Any], block_size: in
 def logger_get(ctx: Context, args):
     message_id = inputs.message_id(args.message_id, "MESSAGE_ID")
     try:
-        data = _logger(ctx, "message_get", message_id=message_id)
+        data = ask_logger(ctx, "message_get", message_id=message_id)
     except NotFoundError as exc:
-        store = _local_store(ctx)
+        store = mergeable_store(ctx)
         if store is not None and exc.code == contract.MESSAGE_UNKNOWN:
             found = store.find_message(message_id)
             if found is not None and found.file.area == "pending":
@@ -226,7 +192,7 @@ def logger_get(ctx: Context, args):
         raise
     if data is None:
         return None
-    store = _local_store(ctx)
+    store = mergeable_store(ctx)
     if store is not None and isinstance(data, dict) and data.get("session_id"):
         try:
             forgotten = views.forgotten(store.events(data["session_id"])[0])
@@ -240,14 +206,14 @@ def logger_get(ctx: Context, args):
 
 
 def logger_sessions(ctx: Context, args):
-    block_size = _block_size(args.block_size)
+    block_size = inputs.block_size(args.block_size)
     params = {"project_id": args.project_id, "lifecycle": args.lifecycle,
               "participant": args.participant, "dialogue_kind": args.dialogue_kind,
               "block_size": block_size, "continuation": args.continuation}
-    data = _logger(ctx, "sessions_list", **{k: v for k, v in params.items() if v is not None})
+    data = ask_logger(ctx, "sessions_list", **{k: v for k, v in params.items() if v is not None})
     if data is None:
         return None
-    store = _local_store(ctx)
+    store = mergeable_store(ctx)
     if store is not None:  # a session deleted here is gone at once, before the logger hears
         pending = set(store.pending_session_ids())
         data = {**data, "sessions": [

@@ -24,16 +24,6 @@ from agent_memory.outbox import contract
 
 
 # --- arguments -------------------------------------------------------------------------------
-def _count(value: int | None, option: str, default: int, ceiling: int, minimum: int = 0) -> int:
-    if value is None:
-        return default
-    if value < minimum:
-        raise UsageError(f"{option} must be at least {minimum}", code=contract.REQUEST_PARAMETER_VALUE)
-    if value > ceiling:
-        raise UsageError(f"{option} is capped at {ceiling}", code=contract.CEILING_EXCEEDED)
-    return value
-
-
 def search_params(args) -> dict[str, Any]:
     if not args.query:
         raise UsageError("--query must be non-empty", code=contract.REQUEST_PARAMETER_VALUE)
@@ -58,9 +48,9 @@ def search_params(args) -> dict[str, Any]:
         filters["project_id"] = args.filter_project_id
     return {"query_text": args.query, "scope": args.scope, "scope_target": args.target,
             "filters": filters, "mode": args.mode,
-            "page_size": _count(args.page_size, "--page-size", contract.DEFAULT_PAGE_SIZE,
+            "page_size": inputs.count(args.page_size, "--page-size", contract.DEFAULT_PAGE_SIZE,
                                 contract.MAX_PAGE_SIZE, 1),
-            "page_offset": _count(args.page_offset, "--page-offset", 0, 1 << 62)}
+            "page_offset": inputs.count(args.page_offset, "--page-offset", 0, None)}
 
 
 def working_set_params(args) -> dict[str, Any]:
@@ -73,9 +63,9 @@ def working_set_params(args) -> dict[str, Any]:
         anchor_id = inputs.message_id(args.anchor_message_id, "--anchor-message-id")
     return {"session_id": session_id, "anchor_text": args.anchor_text,
             "anchor_message_id": anchor_id,
-            "recency_count": _count(args.recency_count, "--recency-count",
+            "recency_count": inputs.count(args.recency_count, "--recency-count",
                                     contract.DEFAULT_RECENCY_COUNT, contract.MAX_RECENCY_COUNT),
-            "similarity_count": _count(args.similarity_count, "--similarity-count",
+            "similarity_count": inputs.count(args.similarity_count, "--similarity-count",
                                        contract.DEFAULT_SIMILARITY_COUNT,
                                        contract.MAX_SIMILARITY_COUNT),
             "mode": args.mode}
@@ -326,10 +316,10 @@ def logger_working_set(ctx: Context, params: dict[str, Any]):
 def _as_forgotten_here(ctx: Context, data: dict[str, Any]) -> dict[str, Any]:
     """The logger's answer without what the outbox's pending deletes and marks took away: they
     take effect here at once, before the logger hears of them."""
-    from agent_memory.cli.read_cmd import _local_store
+    from agent_memory.cli.auto_reads import mergeable_store
     from agent_memory.outbox import views
     from agent_memory.outbox.store import PENDING
-    store = _local_store(ctx)
+    store = mergeable_store(ctx)
     if store is None or not isinstance(data, dict):
         return data
     forgotten = views.Forgotten()
