@@ -24,6 +24,7 @@ from typing import Callable
 from ops.fleet.faults import Faults
 
 _CHUNK = 256 * 1024
+_HANGUP_GRACE = 1.0  # seconds the app may still answer a caller that has hung up
 
 
 class Gate:
@@ -162,12 +163,22 @@ class Gate:
             _abort(writer)
             return
         self._writers.update((writer, up_writer))
+        asked = asyncio.ensure_future(self._pipe(reader, up_writer, writer, check=True))
+        answered = asyncio.ensure_future(self._pipe(up_reader, writer, up_writer, check=False))
         try:
-            await asyncio.gather(
-                self._pipe(reader, up_writer, writer, check=True),
-                self._pipe(up_reader, writer, up_writer, check=False),
-            )
+            await asked
+            # The caller hung up. The app's server keeps a half-closed keep-alive connection
+            # until its keep-alive timeout (hypercorn: 75 s here), which held three descriptors
+            # per request in this process and, under a test suite's load, pushed it past the
+            # 1,024 that select()-based code can watch. What the app still sends in the grace
+            # below goes through; then both sides are closed.
+            await asyncio.wait_for(asyncio.shield(answered), _HANGUP_GRACE)
+        except asyncio.TimeoutError:
+            pass
         finally:
+            answered.cancel()
+            asked.cancel()
+            await asyncio.gather(asked, answered, return_exceptions=True)
             self._writers.discard(writer)
             self._writers.discard(up_writer)
             for w in (writer, up_writer):
