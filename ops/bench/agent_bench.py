@@ -22,39 +22,23 @@ import json
 import os
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+from ops.bench.timing import log, ms, timed_cli
 from ops.fleet.handle import Fleet
 
-CLI = os.path.join(os.path.dirname(sys.executable), "agent-memory")
 
 
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
 
-
-def ms(value: float) -> float:
-    return round(value * 1000, 1)
-
-
-def run(args: list[str], cwd: Path, env: dict[str, str]) -> tuple[dict, float]:
-    start = time.perf_counter()
-    done = subprocess.run([CLI, *args], cwd=cwd, env=env, capture_output=True, check=False)
-    elapsed = time.perf_counter() - start
-    answer = json.loads(done.stdout)
-    if not answer.get("success"):
-        raise RuntimeError(f"{args}: {done.stdout!r} {done.stderr[-2000:]!r}")
-    return answer, elapsed
 
 
 def project(base: Path, name: str, env: dict[str, str]) -> Path:
     root = base / name
     root.mkdir()
     subprocess.run(["git", "init", "-q", str(root)], check=True)
-    run(["store", "init"], root, env)
+    timed_cli(["store", "init"], root, env)
     return root
 
 
@@ -70,13 +54,13 @@ def open_args(sid: str) -> list[str]:
 
 def pairs(name: str, served: list[str], plain: list[str], cwd: Path, env: dict[str, str],
           count: int) -> dict:
-    run(served, cwd, env), run(plain, cwd, env)  # warm: page cache, query vector
+    timed_cli(served, cwd, env), timed_cli(plain, cwd, env)  # warm: page cache, query vector
     agent_times, file_times, stores = [], [], set()
     for _ in range(count):
-        answer, seconds = run(served, cwd, env)
+        answer, seconds = timed_cli(served, cwd, env)
         agent_times.append(seconds)
         stores.add(answer["store"])
-        file_times.append(run(plain, cwd, env)[1])
+        file_times.append(timed_cli(plain, cwd, env)[1])
     agent, file = statistics.median(agent_times), statistics.median(file_times)
     log(f"{name}: agent {ms(agent)} ms, --store file {ms(file)} ms")
     return {"agent_median_ms": ms(agent), "file_median_ms": ms(file),
@@ -87,12 +71,12 @@ def served_commands(base: Path, config: str, env: dict[str, str], count: int) ->
     root = project(base, "served", env)
     prefix = ["--config", config]
     sid = "bench-served"
-    run([*prefix, "agent", "start"], root, env)
-    run([*prefix, *open_args(sid)], root, env)
-    first, _ = run([*prefix, *write_args(sid, "agents keep their memory in the outbox")],
-                   root, env)
+    timed_cli([*prefix, "agent", "start"], root, env)
+    timed_cli([*prefix, *open_args(sid)], root, env)
+    first, _ = timed_cli([*prefix, *write_args(sid, "agents keep their memory in the outbox")],
+                         root, env)
     for i in range(20):
-        run([*prefix, *write_args(sid, f"message {i} about memory and vectors")], root, env)
+        timed_cli([*prefix, *write_args(sid, f"message {i} about memory and vectors")], root, env)
     message_id = first["data"]["message_id"]
     results = {}
     try:
@@ -111,7 +95,7 @@ def served_commands(base: Path, config: str, env: dict[str, str], count: int) ->
             results[name] = pairs(name, [*prefix, *args], [*prefix, "--store", "file", *args],
                                   root, env, count)
     finally:
-        run([*prefix, "agent", "stop"], root, env)
+        timed_cli([*prefix, "agent", "stop"], root, env)
     return results
 
 
@@ -123,19 +107,19 @@ def first_writes(base: Path, config: str, env: dict[str, str], count: int) -> di
             root = project(base, f"first-{kind}-{i}", env)
             sid = f"bench-first-{i}"
             extra = ["--no-agent"] if kind == "inline" else []
-            run([*prefix, "--no-agent", *open_args(sid)], root, env)
-            answer, seconds = run([*prefix, *extra, *write_args(sid, "the first write")],
-                                  root, env)
+            timed_cli([*prefix, "--no-agent", *open_args(sid)], root, env)
+            answer, seconds = timed_cli([*prefix, *extra, *write_args(sid, "the first write")],
+                                        root, env)
             if answer["store"] != "logger":
                 raise RuntimeError(f"the first write answered from {answer['store']}")
             (autostart if kind == "autostart" else inline).append(seconds)
             if kind == "autostart":
                 deadline = time.monotonic() + 60
-                while not run([*prefix, "agent", "status"], root, env)[0]["data"]["running"]:
+                while not timed_cli([*prefix, "agent", "status"], root, env)[0]["data"]["running"]:
                     if time.monotonic() > deadline:
                         raise RuntimeError("the autostarted agent did not come up")
                     time.sleep(0.05)
-                run([*prefix, "agent", "stop"], root, env)
+                timed_cli([*prefix, "agent", "stop"], root, env)
     a, b = statistics.median(autostart), statistics.median(inline)
     log(f"first write: autostart {ms(a)} ms, inline {ms(b)} ms")
     return {"autostart_median_ms": ms(a), "inline_median_ms": ms(b), "ratio": round(a / b, 2)}

@@ -17,7 +17,6 @@ import json
 import os
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -25,20 +24,14 @@ from pathlib import Path
 import anyio
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
+from ops.bench.timing import CLI, log, ms, timed_cli
 from ops.fleet.handle import Fleet
 
-CLI = os.path.join(os.path.dirname(sys.executable), "agent-memory")
 QUIET = open(os.devnull, "w")  # the servers' stderr (their closing line)
 SENDER = {"sender_kind": "human", "sender_identity": "alice", "receiver_kind": "model",
           "receiver_identity": "claude"}
 
 
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
-def ms(seconds: float) -> float:
-    return round(seconds * 1000, 1)
 
 
 def figures(times: list[float]) -> dict:
@@ -46,15 +39,6 @@ def figures(times: list[float]) -> dict:
     return {"median_ms": ms(statistics.median(ordered)),
             "p90_ms": ms(ordered[min(len(ordered) - 1, int(len(ordered) * 0.9))])}
 
-
-def cli(args: list[str], cwd: Path, env: dict[str, str]) -> tuple[dict, float]:
-    start = time.perf_counter()
-    done = subprocess.run([CLI, *args], cwd=cwd, env=env, capture_output=True, check=False)
-    elapsed = time.perf_counter() - start
-    answer = json.loads(done.stdout)
-    if not answer.get("success"):
-        raise RuntimeError(f"{args}: {done.stdout!r} {done.stderr[-2000:]!r}")
-    return answer, elapsed
 
 
 def cli_write_args(sid: str, text: str) -> list[str]:
@@ -84,17 +68,17 @@ async def pairs(root: Path, globals_: list[str], env: dict[str, str], count: int
             await tool(session, "session_open", session_id=sid, project_id="bench",
                        dialogue_kind=["human", "model"], participant=["alice", "claude"])
             if "--store" not in globals_:
-                cli([*globals_, "agent", "start"], root, env)
+                timed_cli([*globals_, "agent", "start"], root, env)
             for i in range(3):  # warm: the agent's links, the page cache
                 await tool(session, "write", session_id=sid, text=f"warm {i}", **SENDER)
-                cli([*globals_, *cli_write_args(sid, f"warm {i}")], root, env)
+                timed_cli([*globals_, *cli_write_args(sid, f"warm {i}")], root, env)
             for i in range(count):
                 answer, seconds = await tool(session, "write", session_id=sid,
                                              text=f"message {i} through MCP", **SENDER)
                 mcp_times.append(seconds)
                 stores.add(answer["store"])
-                answer, seconds = cli([*globals_, *cli_write_args(sid, f"message {i} by CLI")],
-                                      root, env)
+                argv = [*globals_, *cli_write_args(sid, f"message {i} by CLI")]
+                answer, seconds = timed_cli(argv, root, env)
                 cli_times.append(seconds)
                 stores.add(answer["store"])
     result = {"mcp_write": figures(mcp_times), "cli_write": figures(cli_times),
@@ -137,14 +121,14 @@ def main() -> None:
             fleet = Fleet(base / "fleet", owner_pid=os.getpid()).start()
             globals_ = ["--config", str(fleet.config_path)]
         try:
-            cli([*globals_, "store", "init"], root, env)
+            timed_cli([*globals_, "store", "init"], root, env)
             log(f"write, {args.pairs} interleaved pairs (--store {args.store})")
             writes = anyio.run(pairs, root, globals_, env, args.pairs)
             log(f"spawn to initialize, {args.starts} times")
             started = anyio.run(starts, root, globals_, env, args.starts)
         finally:
             if fleet is not None:
-                cli([*globals_, "agent", "stop"], root, env)
+                timed_cli([*globals_, "agent", "stop"], root, env)
                 fleet.stop()
     print(json.dumps({"store": args.store, "write": writes, "spawn_to_initialize": started},
                      indent=1))

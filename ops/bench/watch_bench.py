@@ -26,18 +26,14 @@ import os
 import signal
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+from ops.bench.timing import CLI, log, ms, timed_cli
 from ops.fleet.handle import Fleet
 
-CLI = os.path.join(os.path.dirname(sys.executable), "agent-memory")
 
-
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
 
 
 def p95(values: list[float]) -> float:
@@ -45,18 +41,6 @@ def p95(values: list[float]) -> float:
     return ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
 
 
-def ms(value: float) -> float:
-    return round(value * 1000, 1)
-
-
-def run_cli(args: list[str], cwd: Path, env: dict[str, str]) -> tuple[dict, float]:
-    start = time.perf_counter()
-    done = subprocess.run([CLI, *args], cwd=cwd, env=env, capture_output=True, check=False)
-    elapsed = time.perf_counter() - start
-    answer = json.loads(done.stdout)
-    if not answer.get("success"):
-        raise RuntimeError(f"{args}: {done.stdout!r} {done.stderr[-2000:]!r}")
-    return answer, elapsed
 
 
 def write_args(config: Path, sid: str, text: str, *extra: str) -> list[str]:
@@ -83,14 +67,14 @@ async def wait_confirmed(client, message_id: str, timeout: float = 60.0) -> floa
 async def latency_run(fleet: Fleet, project: Path, config: Path, env: dict[str, str],
                       count: int, extra: tuple[str, ...], tag: str) -> dict:
     sid = f"{tag}-{int(time.time() * 1000)}"
-    run_cli(["--config", str(config), "session", "open", "--session-id", sid, "--project-id",
-             "bench", "--dialogue-kind", "human,model", "--participant", "alice", "claude"],
-            project, env)
+    timed_cli(["--config", str(config), "session", "open", "--session-id", sid, "--project-id",
+               "bench", "--dialogue-kind", "human,model", "--participant", "alice", "claude"],
+              project, env)
     latencies, write_times, answered_logger = [], [], 0
     async with fleet.logger_client() as client:
         for i in range(count):
             answer, elapsed = await asyncio.to_thread(
-                run_cli, write_args(config, sid, f"watched message {i}", *extra), project, env)
+                timed_cli, write_args(config, sid, f"watched message {i}", *extra), project, env)
             returned = time.perf_counter()
             write_times.append(elapsed)
             if answer["store"] == "logger":
@@ -108,18 +92,18 @@ async def latency_run(fleet: Fleet, project: Path, config: Path, env: dict[str, 
 def cron_run(project: Path, config: Path, env: dict[str, str], pairs: int,
              write_env: dict[str, str]) -> dict:
     sync_args = ["--config", str(config), "sync"]
-    run_cli(["--config", str(config), "session", "open", "--session-id", "cron-bench",
-             "--project-id", "bench", "--dialogue-kind", "human,model", "--participant",
-             "alice", "claude"], project, env)
+    timed_cli(["--config", str(config), "session", "open", "--session-id", "cron-bench",
+               "--project-id", "bench", "--dialogue-kind", "human,model", "--participant",
+               "alice", "claude"], project, env)
     write = write_args(config, "cron-bench", "a benchmark message of a few words")
     file_write = ["--store", "file", *write]
-    answer, _ = run_cli(sync_args, project, env)
+    answer, _ = timed_cli(sync_args, project, env)
     assert answer["data"].get("skipped") is True, answer  # the watcher holds the lock
-    run_cli(file_write, project, write_env)  # warm the page cache
+    timed_cli(file_write, project, write_env)  # warm the page cache
     syncs, writes = [], []
     for _ in range(pairs):
-        syncs.append(run_cli(sync_args, project, env)[1])
-        writes.append(run_cli(file_write, project, write_env)[1])
+        syncs.append(timed_cli(sync_args, project, env)[1])
+        writes.append(timed_cli(file_write, project, write_env)[1])
     sync_median, write_median = statistics.median(syncs), statistics.median(writes)
     return {"pairs": pairs, "sync_median_ms": ms(sync_median),
             "file_write_median_ms": ms(write_median),
@@ -145,7 +129,7 @@ def main() -> None:
             env = {**os.environ, "HOME": str(tmp_path)}
             env.pop("AGENT_MEMORY_CONFIG", None)
             no_embed = {**env, "AGENT_MEMORY_EMBED_BUDGET": "0"}
-            run_cli(["store", "init"], project, env)
+            timed_cli(["store", "init"], project, env)
             config = fleet.config_path
             err = open(tmp_path / "watcher.stderr", "wb")
             watcher = subprocess.Popen([CLI, "--config", str(config), "sync", "--watch"],
