@@ -4,6 +4,7 @@ embedder that the configuration names (found as the CLI finds it, or `--config`)
     python -m pipeline              run every check
     python -m pipeline NAME...      run the named checks
     python -m pipeline --list       the names, with a line each
+    python -m pipeline --jobs 4     four checks at once (each has its own scratch project)
 
 One JSON line per check (name, passed, seconds; expected and seen when it failed), then the
 summary line `N passed, N failed`. Exit 0 only when every check passed; 2 for a usage error
@@ -30,6 +31,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", metavar="PATH", help="configuration document (default: as "
                         "the CLI finds it)")
     parser.add_argument("--list", action="store_true", help="list the checks and exit")
+    parser.add_argument("--jobs", type=int, default=1, metavar="N",
+                        help="checks run at once (default 1); each has its own scratch "
+                             "project and sessions, and the lines still come in check order")
     parser.add_argument("names", nargs="*", metavar="NAME", help="checks to run (default: all)")
     args = parser.parse_args(argv)
     if args.list:
@@ -54,23 +58,21 @@ def main(argv: list[str] | None = None) -> int:
     from .scratch import Run
     run = Run(config.source or locate(args.config)[0])
     passed = failed = 0
+    from concurrent.futures import ThreadPoolExecutor
+    if args.jobs > 1:  # imported here once: first imports racing in threads can deadlock
+        import ailogger_client  # noqa: F401
+        import embed_client  # noqa: F401
+    pool = ThreadPoolExecutor(max_workers=max(1, args.jobs))
     try:
-        for name in args.names or list(CHECKS):
-            check = CHECKS[name]
-            started = time.monotonic()
-            result: dict = {"name": name, "passed": True}
-            try:
-                check.run(run)
-            except CheckFailed as exc:
-                result.update(passed=False, failed=exc.what, expected=exc.expected, seen=exc.seen)
-            except Exception as exc:  # a check that breaks is a failed check, not a crash
-                result.update(passed=False, failed="the check raised",
-                              error=f"{type(exc).__name__}: {exc}")
-            result["seconds"] = round(time.monotonic() - started, 3)
+        running = [pool.submit(_run_check, CHECKS[name], run)
+                   for name in args.names or list(CHECKS)]
+        for future in running:  # in check order, each as soon as it and those before are done
+            result = future.result()
             _line(result)
             passed += result["passed"]
             failed += not result["passed"]
     finally:
+        pool.shutdown(wait=True, cancel_futures=True)
         from .logger import delete_sessions
         try:
             left = delete_sessions(config, run.sessions)
@@ -82,6 +84,21 @@ def main(argv: list[str] | None = None) -> int:
         run.close()
     print(f"{passed} passed, {failed} failed", flush=True)
     return 0 if failed == 0 else 1
+
+
+def _run_check(check, run) -> dict:
+    """One check: its result line (a check that breaks is a failed check, not a crash)."""
+    started = time.monotonic()
+    result: dict = {"name": check.name, "passed": True}
+    try:
+        check.run(run)
+    except CheckFailed as exc:
+        result.update(passed=False, failed=exc.what, expected=exc.expected, seen=exc.seen)
+    except Exception as exc:
+        result.update(passed=False, failed="the check raised",
+                      error=f"{type(exc).__name__}: {exc}")
+    result["seconds"] = round(time.monotonic() - started, 3)
+    return result
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import tempfile
 
 from . import logger
 from .registry import CheckFailed, check, expect
@@ -44,9 +45,11 @@ def _unreachable_config(run: Run, logger_down: bool = True, embedder_down: bool 
                 for key in ("cert", "key", "ca"):
                     if isinstance(ssl.get(key), str):
                         ssl[key] = config.resolve_path(ssl[key])
-    path = os.path.join(run.tmp, f"unreachable-{int(logger_down)}{int(embedder_down)}.json")
-    with open(path, "w") as handle:
-        json.dump(document, handle)
+    # one file per call: checks may run at once (--jobs), each with its own closed port
+    handle, path = tempfile.mkstemp(prefix=f"unreachable-{int(logger_down)}{int(embedder_down)}-",
+                                    suffix=".json", dir=run.tmp)
+    with os.fdopen(handle, "w") as out:
+        json.dump(document, out)
     return path
 
 

@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import uuid
 from typing import Any
 
@@ -69,13 +70,15 @@ class Run:
         self.tmp = tempfile.mkdtemp(prefix="agent-memory-pipeline-")
         self.sessions: list[str] = []
         self._count = 0
+        self._lock = threading.Lock()
         self.cli = cli_path()
         self.projects: list["Scratch"] = []
 
     def session_id(self) -> str:
-        self._count += 1
-        session_id = f"pipeline-{self.run_id}-{self._count}"
-        self.sessions.append(session_id)
+        with self._lock:  # checks may run at once (--jobs)
+            self._count += 1
+            session_id = f"pipeline-{self.run_id}-{self._count}"
+            self.sessions.append(session_id)
         return session_id
 
     def project(self, name: str, agent: bool = False) -> "Scratch":

@@ -69,9 +69,13 @@ def test_one_failing_check_fails_the_run(fleet_factory):
 
 @pytest.mark.slow
 def test_every_check_passes_against_the_reference_fleet(fleet):
-    """The whole pipeline, as CI runs it after the tests: a check that breaks shows here first."""
-    done = pipeline("--config", str(fleet.config_path))
+    """The whole pipeline, as CI runs it after the tests (four checks at once): a check that
+    breaks shows here first; the lines come in check order all the same."""
+    done = pipeline("--config", str(fleet.config_path), "--jobs", "4")
     lines = done.stdout.splitlines()
     failed = [line for line in lines[:-1] if not json.loads(line)["passed"]]
     assert done.returncode == 0 and failed == [], done.stdout + done.stderr[-2000:]
     assert lines[-1].endswith(" passed, 0 failed")
+    listed = pipeline("--list").stdout.splitlines()
+    assert [json.loads(line)["name"] for line in lines[:-1]] == [r.split("\t")[0]
+                                                                  for r in listed]
