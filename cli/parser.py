@@ -136,8 +136,9 @@ def build(only: str | None = None) -> Parser:
                     "fleet's AI Logger. Every command prints one JSON object on stdout.",
         epilog="Exit codes: 0 success; 1 logger refused or failed; 2 usage; 3 file store "
                "unavailable; 4 logger unreachable with no fallback; 5 not found; 6 configuration "
-               "invalid; 7 embedding unavailable where a vector is required; 8 no room (disk "
-               "full or the outbox cap reached; nothing written).")
+               "invalid, or credentials rejected where there is no fallback; 7 embedding "
+               "unavailable where a vector is required; 8 no room (disk full or the outbox cap "
+               "reached; nothing written); 9 store held by another process that keeps it.")
     _globals(parser, suppress=False)
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
