@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 DEMO   ?= .demo
 
-.PHONY: install install-dev install-real-embedder run test test-fast test-real-embedder bench clean
+.PHONY: install install-dev install-real-embedder run test test-fast test-real-embedder pipeline bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,14 @@ test-fast: install-dev
 
 test-real-embedder: install-real-embedder
 	$(BIN)/python -m pytest -q -p no:cacheprovider -m real_embedder
+
+# The live checks (`python -m pipeline`) against a reference fleet started for them, as CI runs
+# them after the tests (the suite itself runs three of them, to test the pipeline's own code).
+pipeline: install
+	@d=$$(mktemp -d /tmp/agent-memory-pipeline-fleet.XXXXXX); \
+	PYTHONPATH=. $(BIN)/python -m ops.fleet up --data $$d > /dev/null && \
+	PYTHONPATH=. $(BIN)/python -m pipeline --config $$d/agent-memory.json --jobs 4; rc=$$?; \
+	PYTHONPATH=. $(BIN)/python -m ops.fleet down --data $$d > /dev/null; exit $$rc
 
 bench: install
 	$(BIN)/python -m ops.bench.write_bench

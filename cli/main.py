@@ -53,7 +53,7 @@ def run(argv: list[str], emit) -> int:
             emit = _to_stderr
         from agent_memory.cli.context import Context
         from agent_memory.cli.served import serve_command
-        ctx = Context(args, serve_command=serve_command)
+        ctx = Context(args, serve_command=serve_command, run_argv=run)
         if args.command in SERVED or (args.command == "status" and args.probe):
             from agent_memory.cli import agent_client
             served = agent_client.serve(ctx, args, argv)

@@ -30,7 +30,8 @@ from agent_memory.cli.errors import CliError
 
 def run(ctx, args) -> tuple[dict[str, Any], str]:
     from agent_memory.cli.mcp_server import build_server
-    runner = Runner(global_argv(args), root_given=args.project_root is not None)
+    runner = Runner(global_argv(args), root_given=args.project_root is not None,
+                    run_argv=ctx.run_argv)
     try:
         anyio.run(build_server(runner.call).run_stdio_async)
     except KeyboardInterrupt:
@@ -55,9 +56,10 @@ def global_argv(args) -> list[str]:
 class Runner:
     """Runs the tools' argvs through the CLI, one at a time."""
 
-    def __init__(self, global_argv: list[str], root_given: bool) -> None:
+    def __init__(self, global_argv: list[str], root_given: bool, run_argv) -> None:
         self.global_argv = global_argv
         self.root_given = root_given
+        self.run_argv = run_argv  # cli.main.run, handed down through the Context
         self.calls = 0
         self._lock = anyio.Lock()
 
@@ -70,19 +72,21 @@ class Runner:
                 prefix.append(f"--project-root={root}")
         async with self._lock:
             self.calls += 1
-            rc, line = await anyio.to_thread.run_sync(run_command, [*prefix, *argv])
+            rc, line = await anyio.to_thread.run_sync(run_command, self.run_argv,
+                                                      [*prefix, *argv])
         envelope = decoded(line)
         if envelope.get("success"):
             return mcp_tools.answer(envelope)
         raise ToolError(mcp_tools.error_text(rc, envelope))
 
 
-def run_command(argv: list[str]) -> tuple[int, str]:
-    """One command by the CLI's own code: (exit code, the JSON line it would print)."""
-    from agent_memory.cli import main, output
+def run_command(run_argv, argv: list[str]) -> tuple[int, str]:
+    """One command by the CLI's own code (`run_argv`, cli.main.run): (exit code, the JSON line
+    it would print)."""
+    from agent_memory.cli import output
     _reap_children()
     lines: list[str] = []
-    rc = main.run(argv, lines.append)
+    rc = run_argv(argv, lines.append)
     if len(lines) != 1:  # cannot happen with the tools' argvs (no --help among them)
         error = CliError(f"the command answered {len(lines)} lines", code="INTERNAL_ERROR")
         return 1, output.render(output.failure_envelope(error))

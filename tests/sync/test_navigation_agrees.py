@@ -88,7 +88,7 @@ def _reads(root, config, store, session_id, ids, rng_nodes):
     return out
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                   HealthCheck.function_scoped_fixture])
 @given(dialogue=dialogues(), data=st.data())
 def test_local_and_logger_answers_agree(tmp_path_factory, fleet, dialogue, data):
