@@ -1,12 +1,16 @@
-"""How a read asks the logger, and which file store it may merge from: `--store auto` falls
-back on the outbox when the logger cannot be asked, `--store logger` fails instead (the one
-place this is decided for read, get, sessions and the navigation reads)."""
+"""How a read asks the logger, and what it merges from: `--store auto` falls back on the outbox
+when the logger cannot be asked, `--store logger` fails instead; and the whole of a session, the
+logger's entries with the outbox's pending ones, where a read must be computed over both (the
+one place this is decided for read, get, sessions and the navigation reads)."""
 
 from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+from agent_memory.outbox import contract, views
+from agent_memory.outbox.store import PENDING
 
 
 def ask_logger(ctx, command: str, **params: Any):
@@ -34,3 +38,42 @@ def mergeable_store(ctx):
         return ctx.store()
     except StoreUnavailableError:
         return None
+
+
+def logger_entries(ctx, session_id: str) -> list[dict[str, Any]] | None:
+    """Every entry of the session the logger holds, soft-deleted ones included (None when the
+    logger cannot be asked; [] when it does not know the session)."""
+    from agent_memory.cli.errors import RefusedError
+    entries: list[dict[str, Any]] = []
+    params: dict[str, Any] = {"session_id": session_id, "start_sequence_number": 0,
+                              "block_size": contract.MAX_BLOCK_SIZE, "mode": "full",
+                              "show_deleted": True}
+    while True:
+        try:
+            data = ask_logger(ctx, "messages_read", **params)
+        except RefusedError as exc:
+            if exc.code == contract.SESSION_UNKNOWN:
+                return []
+            raise
+        if data is None:
+            return None
+        entries.extend(data.get("messages") or [])
+        if not data.get("more") or not data.get("continuation"):
+            return entries
+        params = {"session_id": session_id, "continuation": data["continuation"],
+                  "block_size": contract.MAX_BLOCK_SIZE, "mode": "full", "show_deleted": True}
+
+
+def merged_entries(ctx, store, session_id: str) -> tuple[list[dict[str, Any]], str] | None:
+    """The logger's entries of the session with the outbox's pending ones, as the local
+    forgetting events leave them; None when the logger cannot be asked."""
+    remote = logger_entries(ctx, session_id)
+    if remote is None:
+        return None
+    events, _bad = store.events(session_id)
+    pending = [views.message_entry(m) for m in store.messages(session_id, (PENDING,))[0]]
+    known = {e["message_id"] for e in remote}
+    merged = remote + [e for e in pending if e["message_id"] not in known]
+    if not remote and not merged:
+        return [], "file"
+    return views.forgotten(events).apply(merged), "both" if remote else "file"

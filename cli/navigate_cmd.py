@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent_memory.cli import inputs
-from agent_memory.cli.auto_reads import ask_logger, mergeable_store
+from agent_memory.cli.auto_reads import ask_logger, merged_entries, mergeable_store
 from agent_memory.cli.context import Context
 from agent_memory.cli.errors import from_refusal
 from agent_memory.outbox import contract, navigation, views
@@ -85,45 +85,6 @@ def _outbox_holds(store, session_id: str | None) -> bool:
 
 
 # --- the logger's side -------------------------------------------------------------------------
-def _logger_entries(ctx: Context, session_id: str) -> list[dict[str, Any]] | None:
-    """Every entry of the session the logger holds, soft-deleted ones included (None when the
-    logger cannot be asked; [] when it does not know the session)."""
-    from agent_memory.cli.errors import RefusedError
-    entries: list[dict[str, Any]] = []
-    params: dict[str, Any] = {"session_id": session_id, "start_sequence_number": 0,
-                              "block_size": contract.MAX_BLOCK_SIZE, "mode": "full",
-                              "show_deleted": True}
-    while True:
-        try:
-            data = ask_logger(ctx, "messages_read", **params)
-        except RefusedError as exc:
-            if exc.code == contract.SESSION_UNKNOWN:
-                return []
-            raise
-        if data is None:
-            return None
-        entries.extend(data.get("messages") or [])
-        if not data.get("more") or not data.get("continuation"):
-            return entries
-        params = {"session_id": session_id, "continuation": data["continuation"],
-                  "block_size": contract.MAX_BLOCK_SIZE, "mode": "full", "show_deleted": True}
-
-
-def _merged(ctx: Context, store, session_id: str) -> tuple[list[dict[str, Any]], str] | None:
-    """The logger's entries of the session with the outbox's pending ones, as the local
-    forgetting events leave them; None when the logger cannot be asked."""
-    remote = _logger_entries(ctx, session_id)
-    if remote is None:
-        return None
-    events, _bad = store.events(session_id)
-    pending = [views.message_entry(m) for m in store.messages(session_id, (PENDING,))[0]]
-    known = {e["message_id"] for e in remote}
-    merged = remote + [e for e in pending if e["message_id"] not in known]
-    if not remote and not merged:
-        return [], "file"
-    return views.forgotten(events).apply(merged), "both" if remote else "file"
-
-
 def structural(ctx: Context, args) -> tuple[dict[str, Any], str]:
     read = _Read(args)
     side = ctx.side()
@@ -134,7 +95,7 @@ def structural(ctx: Context, args) -> tuple[dict[str, Any], str]:
             if data is not None:
                 return data, "logger"
         else:
-            merged = _merged(ctx, store, read.session_id)
+            merged = merged_entries(ctx, store, read.session_id)
             if merged is not None and merged[0]:
                 return read.answer(merged[0]), merged[1]
             if merged is not None and not _known_locally(store, read.session_id):

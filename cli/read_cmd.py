@@ -115,6 +115,10 @@ def logger_read(ctx: Context, args):
         data = {"session_id": session_id, "messages": [], "more": False, "continuation": None}
         return _append_pending(store, session_id, data, block_size, args.mode, 0, shown,
                                args.show_deleted)
+    if store is not None and args.mode == "resolved" and _corrects_the_loggers(store, session_id):
+        answer = _whole_merge(ctx, store, session_id, token, start, block_size, args.show_deleted)
+        if answer is not None:
+            return answer
     params: dict[str, Any] = {"session_id": session_id, "block_size": block_size,
                               "mode": args.mode}
     if args.show_deleted:
@@ -138,6 +142,32 @@ def logger_read(ctx: Context, args):
         return data, "logger"
     return _append_pending(store, session_id, data, block_size, args.mode,
                            start if token is None else 0, 0, args.show_deleted)
+
+
+def _corrects_the_loggers(store, session_id: str) -> bool:
+    """Does a pending message correct one that is not pending (the logger has it)? Then the
+    resolved journal is not the logger's plus the pending tail: the logger's message shows the
+    pending correction's wording, wherever it stands."""
+    from agent_memory.outbox.store import PENDING
+    pending = [m.record for m in store.messages(session_id, (PENDING,))[0]]
+    ids = {r.message_id for r in pending}
+    return any(r.corrects_message_id and r.corrects_message_id not in ids for r in pending)
+
+
+def _whole_merge(ctx: Context, store, session_id: str, token: str | None, start: int,
+                 block_size: int, show_deleted: bool):
+    """The resolved journal computed over the logger's entries and the pending ones, paged with
+    this tool's own continuations; None when the logger cannot be asked."""
+    from agent_memory.cli.auto_reads import merged_entries
+    if token is not None:
+        start = _continuation(token)
+    merged = merged_entries(ctx, store, session_id)
+    if merged is None:
+        return None
+    entries, side = merged
+    window = views.window_of_entries(entries, start=start, block_size=block_size,
+                                     mode="resolved", show_deleted=show_deleted)
+    return {"session_id": session_id, **window}, side
 
 
 def _as_forgotten_here(store, session_id: str, data: dict[str, Any],

@@ -48,6 +48,14 @@ def journal_window(messages: Iterable[StoredMessage], *, start: int, block_size:
     """
     ordered = sorted(messages, key=lambda m: (m.record.sequence_number, m.file.name))
     entries = (forgotten or Forgotten()).apply(message_entry(m) for m in ordered)
+    return window_of_entries(entries, start=start, block_size=block_size, mode=mode,
+                             show_deleted=show_deleted)
+
+
+def window_of_entries(entries: list[dict[str, Any]], *, start: int, block_size: int, mode: str,
+                      show_deleted: bool = False) -> dict[str, Any]:
+    """journal_window over MESSAGE_ENTRY dicts already in arrival order (a merge of the
+    logger's entries with the pending ones, say)."""
     if not show_deleted:
         entries = [e for e in entries if not e["soft_deleted"]]
     if mode == "resolved":

@@ -1,6 +1,7 @@
-"""For random dialogue trees (hypothesis), the structural reads and the preview answer the same
-from the local files, merged with the logger while part is still pending, and from the
-reference logger after import.
+"""For random dialogue trees (hypothesis), some messages soft-deleted, the structural reads, the
+preview and the journal (correction chains with deleted members included) answer the same from
+the local files, merged with the logger while part is still pending, and from the reference
+logger after import.
 
 Commands run in-process (cli.main.run, the CLI's own code end to end) against the reference
 logger over loopback HTTP, so a hypothesis run stays within seconds per example."""
@@ -33,7 +34,8 @@ def dialogues(draw):
         corrects = draw(st.one_of(st.none(), st.integers(0, i - 1))) if i else None
         out.append((relations, corrects))
     synced = draw(st.integers(0, count))  # how many reach the logger before the reads
-    return out, synced
+    hidden = draw(st.sets(st.integers(0, count - 1), max_size=2))  # soft-deleted afterwards
+    return out, synced, hidden
 
 
 def _cli(project_root: str, config: str, *argv: str) -> dict:
@@ -85,6 +87,13 @@ def _reads(root, config, store, session_id, ids, rng_nodes):
     out["preview"] = [_cli(root, config, "--store", store, "read", "--preview", "--session-id",
                            session_id, "--page-size", "3", "--page-offset", str(page),
                            "--preview-size", "7") for page in range(3)]
+    for mode in ("resolved", "full"):  # the journal, correction chains with deleted members
+        for shown in ((), ("--show-deleted",)):
+            # the whole journal (a merged read pages the pending part after the logger's, so
+            # its blocks are cut elsewhere: the messages, in order, are what must agree)
+            pages = _all_pages(root, config, store, "read", "--session-id", session_id,
+                               "--mode", mode, *shown)
+            out[f"read {mode} {shown}"] = [m for p in pages for m in p["data"]["messages"]]
     return out
 
 
@@ -92,7 +101,7 @@ def _reads(root, config, store, session_id, ids, rng_nodes):
                                                                   HealthCheck.function_scoped_fixture])
 @given(dialogue=dialogues(), data=st.data())
 def test_local_and_logger_answers_agree(tmp_path_factory, fleet, dialogue, data):
-    messages, synced = dialogue
+    messages, synced, hidden = dialogue
     root = str(tmp_path_factory.mktemp("tree"))
     os.mkdir(os.path.join(root, ".agent-memory"), 0o700)
     with open(os.path.join(root, ".gitignore"), "w") as handle:
@@ -119,6 +128,8 @@ def test_local_and_logger_answers_agree(tmp_path_factory, fleet, dialogue, data)
         # as writers a process start apart always are, so the logger's arrival order is the
         # local one
         time.sleep(0.002)
+    for i in sorted(hidden):  # soft deletes, still pending: they take effect at once anyway
+        store.append_event(session_id, "delete", message_id=ids[i], mode="soft")
     store.close()
     nodes = data.draw(st.lists(st.integers(0, len(ids) - 1), min_size=1, max_size=2,
                                unique=True))
