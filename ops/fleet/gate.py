@@ -167,11 +167,11 @@ class Gate:
         answered = asyncio.ensure_future(self._pipe(up_reader, writer, up_writer, check=False))
         try:
             await asked
-            # The caller hung up. The app's server keeps a half-closed keep-alive connection
-            # until its keep-alive timeout (hypercorn: 75 s here), which held three descriptors
-            # per request in this process and, under a test suite's load, pushed it past the
-            # 1,024 that select()-based code can watch. What the app still sends in the grace
-            # below goes through; then both sides are closed.
+            # The caller hung up. Waiting for the app's server to close its side as well kept
+            # both of the gate's sockets until the server's keep-alive timeout (75 s here):
+            # two descriptors per request in this process for as long, which under a test
+            # suite's load pushed it past the 1,024 that select()-based code can watch. What
+            # the app still sends in the grace below goes through; then both are closed.
             await asyncio.wait_for(asyncio.shield(answered), _HANGUP_GRACE)
         except asyncio.TimeoutError:
             pass

@@ -128,7 +128,7 @@ async def serve(service: str, data: Path, port: int, build_app: Callable[[int], 
     cfg.bind = [f"fd://{private.fileno()}"]
     cfg.loglevel = "WARNING"
     cfg.accesslog = None
-    cfg.keep_alive_timeout = 5
+    cfg.keep_alive_timeout = 75
     cfg.graceful_timeout = 2
     security.serve_tls(cfg, secured)
     context = security.client_context(secured)
