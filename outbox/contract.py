@@ -115,6 +115,17 @@ SEARCH_FILTER_AXES = ("project_id", "session_id", "sender_kind", "priority",
 # its score is strictly above MIN_MATCH_SCORE (so a message sharing nothing with the query is no
 # match). Messages without a vector never match.
 MIN_MATCH_SCORE = 0.0
+# Embedding (both sides embed a message alike, so a vector made here and the logger's agree): a
+# text is embedded by its first EMBED_TEXT_CHARS characters (embedding_text). The models an
+# embedding service serves read a few hundred to a few thousand tokens of a text and drop the
+# rest. The service's answer echoes each text and its tokens, twice (about four times the
+# text's JSON size), and embed-client receives it as ONE WebSocket message, which its aiohttp
+# side refuses over 4 MiB: such an answer never arrives, the call fails like an outage, and a
+# backfill retrying it would stall on that text for ever. So a call is also cut into batches
+# whose estimated answer stays under EMBED_ANSWER_BUDGET (embed_batches); one text of at most
+# EMBED_TEXT_CHARS always fits alone.
+EMBED_TEXT_CHARS = 32_768
+EMBED_ANSWER_BUDGET = 3 << 20
 # Import job status: {"status": "completed", "result": {"success": true, "data": [OUTCOME...]}}
 # OUTCOME = {"message_id", "success", "text_head", "text_tail"} or, on failure,
 #           {"message_id", "success": false, "code", "statement"} (never a "data" dict).
@@ -394,3 +405,34 @@ def info(section: str | None, service: str) -> dict[str, Any]:
     else:
         content = {"kinds": list(RELATION_KINDS), "declarable": list(DECLARABLE_RELATION_KINDS)}
     return {"section": section, "content": content}
+
+
+def embedding_text(text: str) -> str:
+    """What of `text` is embedded: its first EMBED_TEXT_CHARS characters."""
+    return text[:EMBED_TEXT_CHARS]
+
+
+def embed_answer_size(text: str, dimension: int) -> int:
+    """A generous estimate, in bytes, of one text's part of an embed answer: its JSON five
+    times (the text, its tokens twice, with room) and a vector of JSON floats."""
+    import json
+    return 5 * len(json.dumps(text)) + 24 * dimension + 512
+
+
+def embed_batches(texts: list[str], dimension: int,
+                  most: int | None = None) -> list[tuple[int, int]]:
+    """[start, end) ranges cutting `texts` (each already an embedding_text) into calls whose
+    estimated answer stays under EMBED_ANSWER_BUDGET: at least one text per call, at most
+    `most` when given."""
+    ranges: list[tuple[int, int]] = []
+    start, size = 0, 0
+    for i, text in enumerate(texts):
+        cost = embed_answer_size(text, dimension)
+        full = most is not None and i - start >= most
+        if i > start and (full or size + cost > EMBED_ANSWER_BUDGET):
+            ranges.append((start, i))
+            start, size = i, 0
+        size += cost
+    if start < len(texts):
+        ranges.append((start, len(texts)))
+    return ranges

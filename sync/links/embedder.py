@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from agent_memory.outbox import contract
 from agent_memory.sync.config import Config
 from agent_memory.sync.links.failures import Failed, Refused, Unreachable, _chain, translate
 from agent_memory.sync.links.logger import INTERACTIVE, RetryPolicy
@@ -203,10 +204,20 @@ class EmbedderLink:
         """One vector per text, of the configured model and dimension (`policy`: this call's
         retries, else the link's).
 
+        Each text is embedded by its first characters (outbox.contract.embedding_text), in as
+        many calls as keep each answer within what embed-client can receive
+        (contract.embed_batches).
+
         Raises Unreachable, Refused, Failed (VectorMismatch when the answer names another model
         or dimension: such vectors are never returned)."""
-        if not texts:
-            return []
+        texts = [contract.embedding_text(text) for text in texts]
+        out: list[list[float]] = []
+        for start, end in contract.embed_batches(texts, self.dimension):
+            out.extend(await self._embed_batch(texts[start:end], policy))
+        return out
+
+    async def _embed_batch(self, texts: list[str],
+                           policy: RetryPolicy | None) -> list[list[float]]:
         try:
             async for attempt in (policy or self._policy).retrying():
                 with attempt:

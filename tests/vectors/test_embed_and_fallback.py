@@ -119,6 +119,62 @@ def test_texts_the_embedder_refuses_never_hold_back_the_others(synced_project,
     assert sync.rc == 0 and sync.data["totals"]["imported"] == len(texts), sync.stdout
 
 
+@pytest.mark.slow
+def test_a_text_of_the_largest_size_gets_the_vector_of_its_prefix_here_and_at_the_logger(
+        synced_project, unique_session_id):
+    """A tool's 1 MiB table of numbers: the embedder's answer for the whole of it echoes the
+    text and its many tokens, larger than the one WebSocket message embed-client receives
+    (4 MiB), so sent whole it fails like an outage, for ever, here and in the logger's own
+    vectorizing. Both embed its first EMBED_TEXT_CHARS characters, and so agree."""
+    from agent_memory.cli.inputs import MAX_TEXT_BYTES
+    from agent_memory.outbox.contract import EMBED_TEXT_CHARS
+    p, sid = synced_project, unique_session_id
+    rows = "".join(f"{i},{i * 7 % 1000},{i % 2}\n" for i in range(MAX_TEXT_BYTES // 6))
+    big_text = ("id,value,flag\n" + rows)[:MAX_TEXT_BYTES]
+    prefix = big_text[:EMBED_TEXT_CHARS]
+    assert p.cli("--store", "file", *open_args(sid)).rc == 0
+    head = write_texts(p, sid, TEXTS[:2])
+    ids = {}
+    for name, data in (("big", big_text.encode()), ("prefix", prefix.encode())):
+        written = p.cli("--store", "file", "write", f"--session-id={sid}", "--sender-kind",
+                        "human", "--sender-identity", "alice", "--receiver-kind", "model",
+                        "--receiver-identity", "claude", stdin=data)
+        assert written.rc == 0, written.stdout
+        ids[name] = written.data["message_id"]
+    tail = write_texts(p, sid, ["id value flag", TEXTS[2]])
+    done = p.cli("embed")
+    assert done.rc == 0 and done.data["written"] == 6, done.stdout
+    vectors = {read_emb(p, sid, n)["message_id"]: read_emb(p, sid, n)["embedding"]
+               for n in emb_files(p, sid)}
+    assert set(vectors) == set(head + tail) | set(ids.values())
+    assert vectors[ids["big"]] == vectors[ids["prefix"]]
+    assert p.cli("sync").data["totals"]["imported"] == 6
+    query = ("working-set", "--session-id", sid, "--anchor-text", "id value flag",
+             "--similarity-count", "3")
+    at_logger = p.cli("--store", "logger", *query)
+    assert at_logger.rc == 0, at_logger.stdout
+    here = p.cli("--store", "file", *query)
+    assert ids_of(at_logger.data["closest"]) == ids_of(here.data["closest"])
+    assert set(ids_of(here.data["closest"])) == {ids["big"], ids["prefix"], tail[0]}
+    got = p.cli("--store", "logger", "get", ids["big"])
+    assert got.data["vectorization_state"] == "vectorized" and got.data["text"] == big_text
+
+
+def test_embed_batches_keep_every_answer_within_the_budget_and_every_text_once():
+    from agent_memory.outbox import contract as c
+    texts = [c.embedding_text(t) for t in
+             ["a cat", "x" * 100_000, "\u0416" * 40_000, "a dog", "\x01" * 32_768] + ["b"] * 300]
+    for most in (None, 64):
+        ranges = c.embed_batches(texts, 1024, most=most)
+        assert [i for start, end in ranges for i in range(start, end)] == list(range(len(texts)))
+        for start, end in ranges:
+            size = sum(c.embed_answer_size(t, 1024) for t in texts[start:end])
+            assert size <= c.EMBED_ANSWER_BUDGET or end - start == 1
+            assert most is None or end - start <= most
+    assert max(c.embed_answer_size(t, 1024) for t in texts) <= c.EMBED_ANSWER_BUDGET
+    assert c.embed_batches([], 1024) == []
+
+
 def test_answer_check_refuses_another_model_or_dimension():
     from agent_memory.sync.links.embedder import VectorMismatch, check_answer
     good = {"results": [{"embedding": [0.6, 0.8]}], "model": "m", "dimension": 2}

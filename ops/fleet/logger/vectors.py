@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from agent_memory.outbox import contract as c
 from ops.fleet import layout
 from ops.fleet.faults import FaultReader
 
@@ -47,6 +48,7 @@ class Vectorizer:
         self.faults = FaultReader(layout.faults_path(self.data), "logger")
         self._client = None
         self._client_port: int | None = None
+        self._users: dict = {}  # client -> calls using it now
         self.blocked = False  # the last fill could not run (held, or embedder unavailable)
 
     def _port(self) -> int:
@@ -63,30 +65,53 @@ class Vectorizer:
             from embed_client import EmbeddingClient
 
             from ops.fleet import security
-            await self._drop_client()
+            await self._retire(self._client)
             self._client = EmbeddingClient(**security.embed_kwargs(security.read(self.data),
                                                                    port, 5.0))
             self._client_port = port
         return self._client
 
-    async def _drop_client(self) -> None:
-        client, self._client = self._client, None
-        if client is not None:
+    async def _retire(self, client) -> None:
+        """No new call takes `client`; it is closed once no call is using it. The background
+        fill and a request's anchor share the client: closing it under the other call (as a
+        failed call once did) made that call fail as if the embedder were down."""
+        if client is None:
+            return
+        if self._client is client:
+            self._client = None
+        if self._users.get(client, 0) == 0:
+            self._users.pop(client, None)
             try:
                 await client.close()
             except Exception:  # noqa: BLE001 - a broken client is discarded either way
                 pass
 
+    async def _call(self, texts: list[str]) -> dict:
+        client = await self._get_client()
+        self._users[client] = self._users.get(client, 0) + 1
+        failed = False
+        try:
+            return await client.embed(texts, model=self.model, dimension=self.dimension,
+                                      error_policy="continue", wait=True, wait_timeout=10)
+        except BaseException:
+            failed = True
+            raise
+        finally:
+            self._users[client] -= 1
+            if failed or self._client is not client:
+                await self._retire(client)
+
     async def embed(self, texts: list[str]) -> list[np.ndarray | None]:
         """One float32 row per text (None for a text the embedder refused), or
-        EmbeddingUnavailable."""
+        EmbeddingUnavailable. Each text is embedded by its first characters, in calls whose
+        answers embed-client can receive (outbox.contract: embedding_text, embed_batches), as
+        agent-memory embeds them."""
+        texts = [c.embedding_text(text) for text in texts]
         out: list[np.ndarray | None] = []
-        for start in range(0, len(texts), BATCH):
-            part = texts[start:start + BATCH]
+        for start, end in c.embed_batches(texts, self.dimension, most=BATCH):
+            part = texts[start:end]
             try:
-                client = await self._get_client()
-                answer = await client.embed(part, model=self.model, dimension=self.dimension,
-                                            error_policy="continue", wait=True, wait_timeout=10)
+                answer = await self._call(part)
                 results = answer["results"]
                 if len(results) != len(part):
                     raise EmbeddingUnavailable(f"{len(results)} results for {len(part)} texts")
@@ -98,7 +123,6 @@ class Vectorizer:
             except EmbeddingUnavailable:
                 raise
             except Exception as exc:  # noqa: BLE001 - EmbedError, adapter ClientError, timeout...
-                await self._drop_client()
                 raise EmbeddingUnavailable(f"embedder failed: {type(exc).__name__}: {exc}") from exc
             out.extend(None if row is None else np.asarray(row, dtype=np.float32)
                        .reshape(self.dimension) for row in rows)
