@@ -455,6 +455,7 @@ class Watcher:
         self._round_imported = 0
         reports: list[SessionReport] = []
         error: BaseException | None = None
+        link = None
         try:
             if session_ids:
                 link = await self.ensure_link()
@@ -486,7 +487,8 @@ class Watcher:
         if error is not None:
             self.handoff.round_failed(error)
             self.health.failed(error)
-            await self._close_link()
+            if link is not None:
+                await self.pool.drop_logger(self.config, link)
         else:
             self.health.succeeded()
             self.report.last_success = iso()
@@ -543,9 +545,6 @@ class Watcher:
         """The agent's one logger link for its configuration (the pool's: the commands it
         serves use the same)."""
         return await self.pool.logger(self.config)
-
-    async def _close_link(self) -> None:
-        await self.pool.drop_logger(self.config)
 
     # ============================================================================= publish ===
     def agent_info(self) -> dict[str, Any] | None:

@@ -51,15 +51,17 @@ class Pool:
         from agent_memory.sync.links.logger import INTERACTIVE, LoggerLink
         return await self._link(_key(config, "logger"), lambda: LoggerLink(config, INTERACTIVE))
 
-    async def drop_logger(self, config: Config) -> None:
-        await self._drop(_key(config, "logger"))
+    async def drop_logger(self, config: Config, failed: Any = None) -> None:
+        """Close the logger link for `config`; with `failed`, only while it is still that link:
+        a call that failed on it must not close the fresh one another call opened since."""
+        await self._drop(_key(config, "logger"), failed)
 
     async def call(self, config: Config, command: str, params: dict[str, Any]) -> Any:
         link = await self.logger(config)
         try:
             return await link.call(command, **params)
         except Unreachable:
-            await self.drop_logger(config)
+            await self.drop_logger(config, link)
             raise
 
     async def embed(self, config: Config, texts: list[str], budget: float | None,
@@ -70,7 +72,7 @@ class Pool:
         try:
             return await embed_within(link, texts, budget, policy)
         except Unreachable:
-            await self._drop(key)
+            await self._drop(key, link)
             raise
 
     async def keep_only(self, config: Config) -> None:
@@ -91,10 +93,12 @@ class Pool:
             self._links[key] = link
         return link
 
-    async def _drop(self, key: tuple) -> None:
-        link = self._links.pop(key, None)
-        if link is not None:
-            await link.__aexit__(None, None, None)
+    async def _drop(self, key: tuple, failed: Any = None) -> None:
+        link = self._links.get(key)
+        if link is None or (failed is not None and link is not failed):
+            return
+        del self._links[key]
+        await link.__aexit__(None, None, None)
 
     # --- the request threads' side -----------------------------------------------------------
     def run(self, work: Callable[[], Awaitable[Any]], timeout: float | None = None) -> Any:

@@ -56,3 +56,11 @@ def agent_log(project: Project) -> list[dict]:
             return [json.loads(line) for line in handle if line.startswith("{")]
     except FileNotFoundError:
         return []
+
+
+def wait_logged(project: Project, event: str) -> dict:
+    """The first line of `.agent.log` with `event`, waited for: a running agent writes its log
+    through a pump thread, so a line can land a moment after the answer that followed it."""
+    return wait_for(lambda: next((line for line in agent_log(project)
+                                  if line["event"] == event), None),
+                    f"{event!r} in the agent's log", timeout=10)

@@ -15,7 +15,7 @@ import uuid
 
 import pytest
 
-from agentutil import agent_log, agent_pids, status, stop_agents, wait_serving
+from agentutil import agent_pids, status, stop_agents, wait_logged, wait_serving
 from amtest import message_args, open_args, wait_for
 from fleetutil import read_all
 
@@ -223,7 +223,7 @@ def test_a_stale_socket_is_replaced(agent_projects, fleet, unique_session_id):
     assert second["pid"] != first["pid"] and second["socket"] == socket_path
     written = project.cli(*message_args(unique_session_id, "after the stale socket"))
     assert written.rc == 0 and written.out["store"] == "logger", written.stdout
-    assert any(line["event"] == "agent_stale_socket_replaced" for line in agent_log(project))
+    wait_logged(project, "agent_stale_socket_replaced")
 
 
 def test_an_autostarted_agent_exits_when_idle(agent_projects, fleet, tmp_path,
@@ -385,7 +385,7 @@ def test_another_uid_is_refused(agent_projects, fleet):
     assert done.returncode == 0, done.stderr
     answer = json.loads(done.stdout)
     assert answer["ok"] is False and answer["refused"] is True, answer
-    assert any(line["event"] == "agent_peer_refused" for line in agent_log(project))
+    assert wait_logged(project, "agent_peer_refused")["peer_uid"] != os.getuid()
 
 
 def test_a_long_project_path_puts_the_socket_in_a_private_directory(agent_projects, fleet,
