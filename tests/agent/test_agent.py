@@ -305,7 +305,7 @@ def test_the_agent_dying_mid_request_answers_file_and_loses_nothing(agent_projec
 
 
 @pytest.mark.slow
-def test_kill_9_of_the_agent_during_200_writes_delivers_each_exactly_once(
+def test_kill_9_of_the_agent_during_120_writes_delivers_each_exactly_once(
         agent_projects, fleet, unique_session_id):
     project = agent_projects(str(fleet.config_path))
     sid = unique_session_id
@@ -316,7 +316,7 @@ def test_kill_9_of_the_agent_during_200_writes_delivers_each_exactly_once(
     lock = threading.Lock()
 
     def writer(worker: int) -> None:
-        for i in range(50):
+        for i in range(30):
             result = project.cli(*message_args(sid, f"worker {worker} message {i}"))
             with lock:
                 if result.rc != 0:
@@ -329,7 +329,7 @@ def test_kill_9_of_the_agent_during_200_writes_delivers_each_exactly_once(
         thread.start()
     killed = []
     for _ in range(3):  # kill whichever agent serves, three times, while the writes go on
-        wait_for(lambda: len(answers) >= 40 * (len(killed) + 1) or len(answers) >= 190,
+        wait_for(lambda: len(answers) >= 25 * (len(killed) + 1) or len(answers) >= 110,
                  "writes to go on", timeout=300)
         pids = agent_pids(project)
         for pid in pids:
@@ -338,7 +338,7 @@ def test_kill_9_of_the_agent_during_200_writes_delivers_each_exactly_once(
     for thread in threads:
         thread.join(600)
     assert not failures, failures[:3]
-    assert len(answers) == 200 and killed
+    assert len(answers) == 120 and killed
     stop_agents(project)
     synced = project.cli("--no-agent", "sync")
     assert synced.rc == 0, synced.stdout

@@ -16,7 +16,7 @@ import pytest
 from amtest import CLI, make_project, message_args, open_args, wait_for
 
 WRITERS = 8
-MESSAGES_EACH = 40
+MESSAGES_EACH = 25
 SESSIONS = 12
 
 
