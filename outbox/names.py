@@ -31,6 +31,11 @@ def time_stamp(moment: datetime) -> str:
     return utc.strftime("%Y-%m-%dT%H.%M.%S.") + f"{utc.microsecond // 1000:03d}"
 
 
+def moment_of(stamp: str) -> datetime:
+    """The UTC moment a time stamp (time_stamp's form) names."""
+    return datetime.strptime(stamp, "%Y-%m-%dT%H.%M.%S.%f").replace(tzinfo=timezone.utc)
+
+
 def final_name(moment: datetime, item_id: str, ext: str) -> str:
     """The final name of a record created at `moment` with identity `item_id`."""
     return f"{time_stamp(moment)}-{item_id}{ext}"

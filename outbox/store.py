@@ -288,13 +288,30 @@ class Store:
         return NewMessage(file, record)
 
     def append_event(self, session_id: str, event: str, **attributes: Any) -> tuple[StoredFile, dict[str, Any]]:
-        """Record a session event (open with its attributes, close, reopen)."""
+        """Record a session event (open with its attributes, close, reopen, and the forgetting
+        events). Its name sorts after every file the session holds (_event_moment)."""
         now = utc_now()
         record = encoding.event(event=event, event_id=new_uuid4(), session_id=session_id,
                                 occurred_at=format_utc(now), **attributes)
-        name = names.final_name(now, record["event_id"], names.EVENT_EXT)
+        name = names.final_name(self._event_moment(session_id, now), record["event_id"],
+                                names.EVENT_EXT)
         self._create(session_id, name, encoding.encode(record))
         return StoredFile(session_id, PENDING, name), record
+
+    def _event_moment(self, session_id: str, now: datetime) -> datetime:
+        """When an event is named: now, or 1 ms after the latest file the session holds, when
+        that one is not earlier. The engine forwards a session in name order, and a message is
+        named by its `occurred_at`, which may lie ahead (`--occurred-at`): an event named by the
+        clock alone would reach the logger before a message written before it (a soft delete
+        or mark refused as unknown, a close ahead of its session's last message)."""
+        latest = max((f.name for f in self.files(session_id)), default=None)
+        if latest is None:
+            return now
+        stamp = latest[:len(names.time_stamp(now))]
+        if names.time_stamp(now) > stamp:
+            return now
+        from datetime import timedelta
+        return names.moment_of(stamp) + timedelta(milliseconds=1)
 
     def append_vector(self, session_id: str, message_name: str, record: dict[str, Any]) -> StoredFile:
         """Write the `.emb` (an outbox.encoding.vector record) beside a pending message."""

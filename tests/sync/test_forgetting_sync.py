@@ -123,6 +123,36 @@ def test_forgetting_offline_then_sync_equals_forgetting_online(tmp_path, fleet_f
     assert offline.cli("get", late).code == "MESSAGE_UNKNOWN"
 
 
+def test_events_after_a_message_dated_ahead_reach_the_logger_after_it(tmp_path,
+                                                                     fleet_for_faults):
+    """A message is named by its `occurred_at`, which may lie ahead; a soft delete, a mark and
+    a close written after it are forwarded after it, so the logger deletes, marks and closes
+    what the store did (not: unknown, then imported undeleted into a closed session)."""
+    from datetime import datetime, timedelta, timezone
+    fleet = fleet_for_faults
+    project = make_project(tmp_path, config=str(fleet.config_path))
+    session_id = "dated-ahead"
+    assert project.cli(*open_args(session_id)).rc == 0
+    assert project.cli("sync").rc == 0
+    fleet.control.go_down("logger")
+    ahead = (datetime.now(timezone.utc) + timedelta(days=1)).isoformat()
+    a = _write(project, session_id, "written for tomorrow", "--occurred-at", ahead)
+    b = _write(project, session_id, "written for now")
+    for step in (("delete", a, "--mode", "soft"), ("mark", b),
+                 ("session", "close", "--session-id", session_id)):
+        result = project.cli(*step)
+        assert result.rc == 0 and result.out["store"] == "file", (step, result.stdout)
+    expected = [("written for now", True), ("written for tomorrow", True)]
+    assert sorted(_store_view(project, session_id)) == expected
+    fleet.control.come_up("logger")
+    synced = project.cli("sync")
+    assert synced.rc == 0, synced.stdout
+    assert project.final_files(session_id) == [], "nothing is left pending"
+    assert sorted(_logger_view(fleet, session_id)) == expected
+    listed = project.cli("--store", "logger", "sessions").data["sessions"]
+    assert [e["lifecycle"] for e in listed if e["session_id"] == session_id] == ["closed"]
+
+
 def test_session_delete_offline_then_sync_equals_online(tmp_path, fleet_for_faults):
     fleet = fleet_for_faults
     for name, online in (("on", True), ("off", False)):
