@@ -115,7 +115,8 @@ def logger_read(ctx: Context, args):
         data = {"session_id": session_id, "messages": [], "more": False, "continuation": None}
         return _append_pending(store, session_id, data, block_size, args.mode, 0, shown,
                                args.show_deleted)
-    if store is not None and args.mode == "resolved" and _corrects_the_loggers(store, session_id):
+    if store is not None and args.mode == "resolved" and \
+            _reshapes_the_loggers_chains(store, session_id):
         answer = _whole_merge(ctx, store, session_id, token, start, block_size, args.show_deleted)
         if answer is not None:
             return answer
@@ -144,11 +145,20 @@ def logger_read(ctx: Context, args):
                            start if token is None else 0, 0, args.show_deleted)
 
 
-def _corrects_the_loggers(store, session_id: str) -> bool:
-    """Does a pending message correct one that is not pending (the logger has it)? Then the
-    resolved journal is not the logger's plus the pending tail: the logger's message shows the
-    pending correction's wording, wherever it stands."""
+def _reshapes_the_loggers_chains(store, session_id: str) -> bool:
+    """Can the outbox change how the logger's resolved journal reads? A pending message that
+    corrects one the logger has (that message shows the correction's wording, wherever it
+    stands), or a pending delete or mark (a chain whose deleted member the logger still shows
+    reads otherwise: its root may be the deleted one). Then the journal is computed over the
+    logger's entries and the pending ones, not the logger's plus the pending tail."""
+    from agent_memory.outbox import names
     from agent_memory.outbox.store import PENDING
+    for file in store.files(session_id, names.EVENT_EXT, (PENDING,)):
+        try:
+            if store.load(file, "event").event in ("delete", "mark"):
+                return True
+        except (OSError, ValueError):
+            continue  # moved meanwhile, or unreadable: verify reports it
     pending = [m.record for m in store.messages(session_id, (PENDING,))[0]]
     ids = {r.message_id for r in pending}
     return any(r.corrects_message_id and r.corrects_message_id not in ids for r in pending)

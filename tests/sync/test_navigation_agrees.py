@@ -102,6 +102,23 @@ def _reads(root, config, store, session_id, ids, rng_nodes):
 @given(dialogue=dialogues(), data=st.data())
 def test_local_and_logger_answers_agree(tmp_path_factory, fleet, dialogue, data):
     messages, synced, hidden = dialogue
+    _agree(tmp_path_factory, fleet, messages, synced, hidden,
+           lambda count: data.draw(st.lists(st.integers(0, count - 1), min_size=1, max_size=2,
+                                            unique=True)))
+
+
+def test_a_pending_delete_of_a_chains_root_the_logger_holds(tmp_path_factory, fleet):
+    """Found by the test above: message 6 corrects message 0, both at the logger, and a soft
+    delete of 0 is pending. The logger shows the chain as 0 with 6's wording; hiding 0 from
+    that answer hid 6 too, where the files show 6 (a chain reads without its deleted
+    members)."""
+    messages = [([], None), ([], None), ([(0, "reply"), (1, "reply")], None), ([], None),
+                ([(0, "reply"), (1, "reply")], None), ([], None), ([(0, "reply")], 0),
+                ([], None), ([(0, "reply"), (1, "reply")], None)]
+    _agree(tmp_path_factory, fleet, messages, 8, {0, 4}, lambda count: [0, 6])
+
+
+def _agree(tmp_path_factory, fleet, messages, synced, hidden, draw_nodes):
     root = str(tmp_path_factory.mktemp("tree"))
     os.mkdir(os.path.join(root, ".agent-memory"), 0o700)
     with open(os.path.join(root, ".gitignore"), "w") as handle:
@@ -131,8 +148,7 @@ def test_local_and_logger_answers_agree(tmp_path_factory, fleet, dialogue, data)
     for i in sorted(hidden):  # soft deletes, still pending: they take effect at once anyway
         store.append_event(session_id, "delete", message_id=ids[i], mode="soft")
     store.close()
-    nodes = data.draw(st.lists(st.integers(0, len(ids) - 1), min_size=1, max_size=2,
-                               unique=True))
+    nodes = draw_nodes(len(ids))
 
     local = _reads(root, config, "file", session_id, ids, nodes)
     merged = _reads(root, config, "auto", session_id, ids, nodes)
