@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent_memory.cli import inputs
-from agent_memory.cli.auto_reads import ask_logger, mergeable_store
+from agent_memory.cli.auto_reads import ask_logger, merged_entries, mergeable_store
 from agent_memory.cli.context import Context
 from agent_memory.cli.errors import NotFoundError, UsageError
 from agent_memory.outbox import contract, views
@@ -168,7 +168,6 @@ def _whole_merge(ctx: Context, store, session_id: str, token: str | None, start:
                  block_size: int, show_deleted: bool):
     """The resolved journal computed over the logger's entries and the pending ones, paged with
     this tool's own continuations; None when the logger cannot be asked."""
-    from agent_memory.cli.auto_reads import merged_entries
     if token is not None:
         start = _continuation(token)
     merged = merged_entries(ctx, store, session_id)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections import namedtuple  # not typing.NamedTuple: typing costs the write path
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 TYPE_CHECKING = False  # typing costs the write path 3 ms: annotations only
 if TYPE_CHECKING:
@@ -310,7 +310,6 @@ class Store:
         stamp = latest[:len(names.time_stamp(now))]
         if names.time_stamp(now) > stamp:
             return now
-        from datetime import timedelta
         return names.moment_of(stamp) + timedelta(milliseconds=1)
 
     def append_vector(self, session_id: str, message_name: str, record: dict[str, Any]) -> StoredFile:
