@@ -14,7 +14,7 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
     try:
         older_than = parse_duration(args.older_than)
     except ValueError as exc:
-        raise UsageError(f"--older-than: {exc}") from None
+        raise UsageError(f"--older-than: {exc}", field="--older-than") from None
     store = ctx.store()
     lock = SyncLock(store.path)
     holding = lock.acquire(0.0)  # an agent holds it for its life: then empty dirs stay

@@ -17,42 +17,42 @@ from agent_memory.outbox import contract
 MAX_TEXT_BYTES = 1024 * 1024
 
 
-def session_id(value: str) -> str:
+def session_id(value: str, option: str = "--session-id") -> str:
     if not contract.is_valid_session_id(value):
         raise UsageError(
-            f"invalid session id {value!r}: use 1 to {contract.SESSION_ID_MAX} characters of "
-            "letters, digits, '.', '_' and '-', not starting with '.' or '-' and without '..'",
-            code="INVALID_SESSION_ID")
+            f"{option}: invalid session id {value!r}: use 1 to {contract.SESSION_ID_MAX} "
+            "characters of letters, digits, '.', '_' and '-', not starting with '.' or '-' and "
+            "without '..'", code="INVALID_SESSION_ID", field=option)
     return value
 
 
 def message_id(value: str, option: str) -> str:
     if not contract.is_uuid4(value):
         raise UsageError(f"{option} must be a version 4 UUID in canonical lower-case form, "
-                         f"got {value!r}", code="INVALID_MESSAGE_ID")
+                         f"got {value!r}", code="INVALID_MESSAGE_ID", field=option)
     return value
 
 
 def kind(value: str, option: str) -> str:
     if value not in contract.PARTICIPANT_KINDS:
         raise UsageError(f"{option} must be one of {', '.join(contract.PARTICIPANT_KINDS)}, "
-                         f"got {value!r}", code="INVALID_KIND")
+                         f"got {value!r}", code="INVALID_KIND", field=option)
     return value
 
 
 def identity(value: str, option: str) -> str:
     if not value.strip():
-        raise UsageError(f"{option} must not be empty", code="INVALID_IDENTITY")
+        raise UsageError(f"{option} must not be empty", code="INVALID_IDENTITY", field=option)
     return value
 
 
-def occurred_at(value: str) -> str:
+def occurred_at(value: str, option: str = "--occurred-at") -> str:
     try:
         contract.parse_occurred_at(value)
     except ValueError:
-        raise UsageError(f"--occurred-at must be an RFC 3339 time with an explicit offset "
+        raise UsageError(f"{option} must be an RFC 3339 time with an explicit offset "
                          f"(e.g. 2026-10-01T13:57:45.123Z), got {value!r}",
-                         code="INVALID_TIME") from None
+                         code="INVALID_TIME", field=option) from None
     return value
 
 
@@ -60,9 +60,10 @@ def json_object(value: str, option: str) -> dict[str, Any]:
     try:
         parsed = json.loads(value)
     except json.JSONDecodeError as exc:
-        raise UsageError(f"{option} is not valid JSON: {exc}", code="INVALID_JSON") from None
+        raise UsageError(f"{option} is not valid JSON: {exc}", code="INVALID_JSON",
+                         field=option) from None
     if not isinstance(parsed, dict):
-        raise UsageError(f"{option} must be a JSON object", code="INVALID_JSON")
+        raise UsageError(f"{option} must be a JSON object", code="INVALID_JSON", field=option)
     return parsed
 
 
@@ -71,33 +72,35 @@ def relation(value: str) -> dict[str, str]:
     kind_part, sep, target = value.partition(":")
     if not sep:
         raise UsageError(f"--relation must be KIND:MESSAGE_ID, got {value!r}",
-                         code="INVALID_RELATION")
+                         code="INVALID_RELATION", field="--relation")
     if kind_part not in contract.DECLARABLE_RELATION_KINDS:
         hint = " (a correction is stated with --corrects)" if kind_part == "correction" else ""
         raise UsageError(f"relation kind must be one of "
                          f"{', '.join(contract.DECLARABLE_RELATION_KINDS)}, got {kind_part!r}{hint}",
-                         code="INVALID_RELATION")
-    message_id(target, "--relation target")
+                         code="INVALID_RELATION", field="--relation")
+    message_id(target, "--relation")
     return {"to_message_id": target, "kind": kind_part}
 
 
 def dialogue_kind(value: str) -> list[str]:
-    parts = [p.strip() for p in value.split(",")]
+    parts = [p.strip(" ") for p in value.split(",")]
     if len(parts) != 2:
         raise UsageError(f"--dialogue-kind must be two kinds, SENDER,RECEIVER, got {value!r}",
-                         code="INVALID_KIND")
+                         code="INVALID_KIND", field="--dialogue-kind")
     return [kind(p, "--dialogue-kind") for p in parts]
 
 
 def non_negative(value: int | None, option: str) -> int | None:
     if value is not None and value < 0:
-        raise UsageError(f"{option} must be 0 or more, got {value}", code="INVALID_NUMBER")
+        raise UsageError(f"{option} must be 0 or more, got {value}", code="INVALID_NUMBER",
+                         field=option)
     return value
 
 
 def positive(value: int | None, option: str) -> int | None:
     if value is not None and value <= 0:
-        raise UsageError(f"{option} must be greater than 0, got {value}", code="INVALID_NUMBER")
+        raise UsageError(f"{option} must be greater than 0, got {value}", code="INVALID_NUMBER",
+                         field=option)
     return value
 
 
@@ -110,9 +113,10 @@ def count(value: int | None, option: str, default: int, ceiling: int | None,
         return default
     if value < minimum:
         raise UsageError(f"{option} must be at least {minimum}",
-                         code=contract.REQUEST_PARAMETER_VALUE)
+                         code=contract.REQUEST_PARAMETER_VALUE, field=option)
     if ceiling is not None and value > ceiling:
-        raise UsageError(f"{option} is capped at {ceiling}", code=contract.CEILING_EXCEEDED)
+        raise UsageError(f"{option} is capped at {ceiling}", code=contract.CEILING_EXCEEDED,
+                         field=option)
     return value
 
 
@@ -122,7 +126,7 @@ def block_size(value: int | None) -> int:
     positive(value, "--block-size")
     if value is not None and value > contract.MAX_BLOCK_SIZE:
         raise UsageError(f"--block-size is capped at {contract.MAX_BLOCK_SIZE}",
-                         code=contract.CEILING_EXCEEDED)
+                         code=contract.CEILING_EXCEEDED, field="--block-size")
     return value or contract.DEFAULT_BLOCK_SIZE
 
 

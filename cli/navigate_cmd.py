@@ -120,7 +120,7 @@ class _Preview:
             inputs.session_id(filters["session_id"])
         for name in ("period_start", "period_end"):
             if filters[name]:
-                inputs.occurred_at(filters[name])
+                inputs.occurred_at(filters[name], "--" + name.replace("_", "-"))
         self.filters = {k: v for k, v in filters.items() if v}
         self.show_deleted = bool(args.show_deleted)
         self.page_offset = inputs.count(args.page_offset, "--page-offset", 0, None)

@@ -34,6 +34,27 @@ def _formatter(prog: str) -> argparse.HelpFormatter:
 
 
 from agent_memory.sync.identity import VERSION  # noqa: E402 - one version string, read by the agent too
+
+import re  # noqa: E402 - already loaded by outbox.contract on every path
+
+_INTEGER = re.compile(r"-?[0-9]+", re.ASCII)
+_NUMBER = re.compile(r"-?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?", re.ASCII)
+
+
+def integer(text: str) -> int:
+    """An integer option's value, checked whole: int() would also take surrounding whitespace
+    (a trailing newline), `_` and other scripts' digits."""
+    if not _INTEGER.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}")
+    return int(text)
+
+
+def seconds(text: str) -> float:
+    """A number of seconds, checked whole: float() would also take whitespace, "inf" and
+    "nan". (Its range is each command's to check, with its own words.)"""
+    if not _NUMBER.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}")
+    return float(text)
 STORE_MODES = ("auto", "logger", "file")
 
 
@@ -171,7 +192,7 @@ def _session(session: Parser) -> None:
     s_delete.add_argument("--session-id", required=True, metavar="ID")
     s_delete.add_argument("--confirm", required=True, metavar="ID",
                           help="the session id once more, so a slip cannot delete a session")
-    s_delete.add_argument("--wait", type=float, default=1.0, metavar="SECONDS",
+    s_delete.add_argument("--wait", type=seconds, default=1.0, metavar="SECONDS",
                           help="how long to wait for the logger's confirmation (default 1)")
 
 
@@ -182,18 +203,18 @@ def _write(write: Parser) -> None:
     write.add_argument("--receiver-kind", required=True, metavar="K")
     write.add_argument("--receiver-identity", required=True, metavar="I")
     write.add_argument("--text", metavar="T", help="the message text (else read from stdin)")
-    write.add_argument("--priority", type=int, metavar="N", help="0 = the ordinary flow")
+    write.add_argument("--priority", type=integer, metavar="N", help="0 = the ordinary flow")
     write.add_argument("--message-id", metavar="UUID", help="for replays; default: a new UUID4")
     write.add_argument("--occurred-at", metavar="RFC3339", help="when it happened; default: now")
     write.add_argument("--relation", action="append", default=[], metavar="KIND:MESSAGE_ID",
                        help="reply|influence|tool-result toward an earlier message; repeatable")
     write.add_argument("--corrects", metavar="MESSAGE_ID", help="the message this one corrects")
     write.add_argument("--attributes", metavar="JSON", help="a JSON object kept verbatim")
-    write.add_argument("--wait", type=float, default=1.0, metavar="SECONDS",
+    write.add_argument("--wait", type=seconds, default=1.0, metavar="SECONDS",
                        help="how long to wait for the logger's confirmation (through the "
                             "project's agent, or for the sync lock inline; default 1; 0: hand "
                             "it over without waiting)")
-    write.add_argument("--embed-budget", type=float, metavar="SECONDS",
+    write.add_argument("--embed-budget", type=seconds, metavar="SECONDS",
                        help="how long the embedder may take to give the vector (default "
                             "$AGENT_MEMORY_EMBED_BUDGET, else 2, or 0 with --store file; "
                             "0: leave it to `embed` or the watcher)")
@@ -202,8 +223,8 @@ def _write(write: Parser) -> None:
 def _read(read: Parser) -> None:
     read.add_argument("--session-id", metavar="ID",
                       help="the session (required, except with --preview where it filters)")
-    read.add_argument("--start", type=int, default=0, metavar="N", help="first sequence number")
-    read.add_argument("--block-size", type=int, metavar="N")
+    read.add_argument("--start", type=integer, default=0, metavar="N", help="first sequence number")
+    read.add_argument("--block-size", type=integer, metavar="N")
     read.add_argument("--continuation", metavar="C", help="resume where the last window ended")
     read.add_argument("--mode", choices=("resolved", "full"), default="resolved")
     read.add_argument("--show-deleted", action="store_true",
@@ -216,14 +237,14 @@ def _read(read: Parser) -> None:
     preview.add_argument("--recipient", metavar="IDENTITY", help="receiver identity")
     preview.add_argument("--period-start", metavar="RFC3339", help="occurred at or after")
     preview.add_argument("--period-end", metavar="RFC3339", help="occurred at or before")
-    preview.add_argument("--page-offset", type=int, metavar="N", help="zero-based page index")
-    preview.add_argument("--page-size", type=int, metavar="N")
-    preview.add_argument("--preview-size", type=int, metavar="N",
+    preview.add_argument("--page-offset", type=integer, metavar="N", help="zero-based page index")
+    preview.add_argument("--page-size", type=integer, metavar="N")
+    preview.add_argument("--preview-size", type=integer, metavar="N",
                          help="characters of text per entry (default 200)")
 
 
 def _paged(parser: Parser) -> None:
-    parser.add_argument("--block-size", type=int, metavar="N")
+    parser.add_argument("--block-size", type=integer, metavar="N")
     parser.add_argument("--continuation", metavar="C", help="resume where the last block ended")
 
 
@@ -247,7 +268,7 @@ def _leaves(leaves: Parser) -> None:
 def _graph(graph: Parser) -> None:
     graph.add_argument("--session-id", required=True, metavar="ID")
     graph.add_argument("--anchor", required=True, metavar="MESSAGE_ID")
-    graph.add_argument("--depth", type=int, metavar="N",
+    graph.add_argument("--depth", type=integer, metavar="N",
                        help="levels below the anchor (0: the anchor alone; default 3)")
     _paged(graph)
 
@@ -260,7 +281,7 @@ def _forgetting(parser: Parser) -> None:
     parser.add_argument("--session-id", metavar="ID",
                         help="the message's session, when neither the file store nor a "
                              "reachable logger knows it")
-    parser.add_argument("--wait", type=float, default=1.0, metavar="SECONDS",
+    parser.add_argument("--wait", type=seconds, default=1.0, metavar="SECONDS",
                         help="how long to wait for the logger's confirmation (default 1)")
 
 
@@ -287,7 +308,7 @@ def _sessions(sessions: Parser) -> None:
     sessions.add_argument("--lifecycle", choices=("open", "closed"))
     sessions.add_argument("--participant", metavar="NAME")
     sessions.add_argument("--dialogue-kind", metavar="KIND-to-KIND")
-    sessions.add_argument("--block-size", type=int, metavar="N")
+    sessions.add_argument("--block-size", type=integer, metavar="N")
     sessions.add_argument("--continuation", metavar="C")
 
 
@@ -295,11 +316,11 @@ def _search(search: Parser) -> None:
     search.add_argument("--query", required=True, metavar="TEXT")
     search.add_argument("--scope", required=True, choices=("session", "project", "all_projects"))
     search.add_argument("--target", metavar="ID", help="the session or project of the scope")
-    search.add_argument("--page-size", type=int, metavar="N")
-    search.add_argument("--page-offset", type=int, metavar="N", help="zero-based")
+    search.add_argument("--page-size", type=integer, metavar="N")
+    search.add_argument("--page-offset", type=integer, metavar="N", help="zero-based")
     search.add_argument("--mode", choices=("resolved", "full"), default="resolved")
     search.add_argument("--sender-kind", metavar="K", help="filter: human|model|tool|system")
-    search.add_argument("--priority", type=int, metavar="N", help="filter: exact priority")
+    search.add_argument("--priority", type=integer, metavar="N", help="filter: exact priority")
     search.add_argument("--occurred-from", metavar="RFC3339", help="filter: inclusive")
     search.add_argument("--occurred-to", metavar="RFC3339", help="filter: inclusive")
     search.add_argument("--filter-session-id", metavar="ID", help="filter: one session")
@@ -313,54 +334,54 @@ def _working_set(ws: Parser) -> None:
     ws.add_argument("--session-id", required=True, metavar="ID")
     ws.add_argument("--anchor-text", metavar="T")
     ws.add_argument("--anchor-message-id", metavar="M")
-    ws.add_argument("--recency-count", type=int, metavar="N")
-    ws.add_argument("--similarity-count", type=int, metavar="N")
+    ws.add_argument("--recency-count", type=integer, metavar="N")
+    ws.add_argument("--similarity-count", type=integer, metavar="N")
     ws.add_argument("--mode", choices=("resolved", "full"), default="resolved")
 
 
 def _embed(embed: Parser) -> None:
-    embed.add_argument("--batch", type=int, default=64, metavar="N",
+    embed.add_argument("--batch", type=integer, default=64, metavar="N",
                        help="texts per embedder call (default 64)")
 
 
 def _sync(sync: Parser) -> None:
-    sync.add_argument("--batch-items", type=int, default=1000, metavar="N",
+    sync.add_argument("--batch-items", type=integer, default=1000, metavar="N",
                       help="messages per messages_import call (default 1000)")
-    sync.add_argument("--batch-bytes", type=int, default=4 << 20, metavar="N",
+    sync.add_argument("--batch-bytes", type=integer, default=4 << 20, metavar="N",
                       help="encoded bytes per messages_import call (default 4 MiB)")
-    sync.add_argument("--quarantine-after", type=int, default=3, metavar="N",
+    sync.add_argument("--quarantine-after", type=integer, default=3, metavar="N",
                       help="refusals across runs before an item moves to .quarantine/ "
                            "(default 3)")
-    sync.add_argument("--sessions-in-flight", type=int, default=2, metavar="N",
+    sync.add_argument("--sessions-in-flight", type=integer, default=2, metavar="N",
                       help="sessions forwarded at once; each stays in order (default 2)")
     sync.add_argument("--watch", action="store_true",
                       help="keep running: forward new files as they appear (watchdog events, "
                            "debounced), rescan periodically, back off while the logger is "
                            "unreachable, embed messages lacking a vector; SIGTERM/SIGINT stop "
                            "it after the batch in flight")
-    sync.add_argument("--rescan-interval", type=float, default=30.0, metavar="SECONDS",
+    sync.add_argument("--rescan-interval", type=seconds, default=30.0, metavar="SECONDS",
                       help="--watch: full rescan period, the safety net for missed events "
                            "(default 30)")
-    sync.add_argument("--debounce", type=float, default=0.02, metavar="SECONDS",
+    sync.add_argument("--debounce", type=seconds, default=0.02, metavar="SECONDS",
                       help="--watch: quiet time after the last event before a round "
                            "(default 0.02)")
-    sync.add_argument("--max-delay", type=float, default=0.25, metavar="SECONDS",
+    sync.add_argument("--max-delay", type=seconds, default=0.25, metavar="SECONDS",
                       help="--watch: longest delay of a round after the first event "
                            "(default 0.25)")
-    sync.add_argument("--backoff-initial", type=float, default=1.0, metavar="SECONDS",
+    sync.add_argument("--backoff-initial", type=seconds, default=1.0, metavar="SECONDS",
                       help="--watch: first delay after a failed round (default 1; x1.5 per "
                            "failure, jittered)")
-    sync.add_argument("--backoff-max", type=float, default=30.0, metavar="SECONDS",
+    sync.add_argument("--backoff-max", type=seconds, default=30.0, metavar="SECONDS",
                       help="--watch: cap of the delay between failed rounds (default 30)")
-    sync.add_argument("--probe-interval", type=float, default=1.0, metavar="SECONDS",
+    sync.add_argument("--probe-interval", type=seconds, default=1.0, metavar="SECONDS",
                       help="--watch: while backing off, one health request this often tells "
                            "when the logger is back (default 1)")
-    sync.add_argument("--retry-refused-after", type=float, default=60.0, metavar="SECONDS",
+    sync.add_argument("--retry-refused-after", type=seconds, default=60.0, metavar="SECONDS",
                       help="--watch: send a refused message again only after this long, so "
                            "rounds do not repeat (and count) the same refusal (default 60)")
     sync.add_argument("--no-backfill", action="store_true",
                       help="--watch: do not embed messages that lack a vector")
-    sync.add_argument("--idle-exit", type=float, metavar="SECONDS",
+    sync.add_argument("--idle-exit", type=seconds, metavar="SECONDS",
                       help="--watch: exit after this long without a CLI request and with "
                            "nothing pending (default: never; an autostarted agent uses the "
                            "configuration's agent.idle_exit, 900)")
@@ -372,12 +393,20 @@ def _agent(agent: Parser) -> None:
     agent_sub = agent.add_subparsers(dest="action", metavar="ACTION", parser_class=Parser)
     start = command(agent_sub, "start", "start the agent in the background (as a command "
                                         "that finds none would) and wait until it answers")
-    start.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
+    start.add_argument("--timeout", type=seconds, default=30.0, metavar="SECONDS",
                        help="how long to wait for it to answer (default 30)")
     stop = command(agent_sub, "stop", "ask the agent to stop and wait until it has exited")
-    stop.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
+    stop.add_argument("--timeout", type=seconds, default=30.0, metavar="SECONDS",
                       help="how long to wait for it to exit (default 30)")
     command(agent_sub, "status", "whether an agent answers: pid, socket, idle deadline")
+
+
+def _verify(verify: Parser) -> None:
+    verify.add_argument("--repair", action="store_true",
+                        help="first re-file what entries named against the store's rules hold "
+                             "(a message whose id once ended in a newline, say) and set those "
+                             "entries aside to .agent-memory/.quarantine/.stray/; nothing is "
+                             "deleted")
 
 
 def _gc(gc: Parser) -> None:
@@ -397,9 +426,9 @@ def _config(config: Parser) -> None:
     gen.add_argument("--output", required=True, metavar="PATH")
     gen.add_argument("--logger-host", required=True, metavar="H")
     gen.add_argument("--embed-host", required=True, metavar="H")
-    gen.add_argument("--logger-port", type=int, metavar="N",
+    gen.add_argument("--logger-port", type=integer, metavar="N",
                      help="default 8080 for http, 8443 for https/mtls")
-    gen.add_argument("--embed-port", type=int, metavar="N",
+    gen.add_argument("--embed-port", type=integer, metavar="N",
                      help="default 8080 for http, 8443 for https/mtls")
     gen.add_argument("--protocol", choices=("http", "https", "mtls"),
                      help="default: mtls when certificates are given, else http")
@@ -411,7 +440,7 @@ def _config(config: Parser) -> None:
                           "(ssl.check_hostname true; default: any certificate of the CA)")
     gen.add_argument("--token", metavar="T")
     gen.add_argument("--embed-model", metavar="M", help="default BAAI/bge-m3")
-    gen.add_argument("--embed-dimension", type=int, metavar="N", help="default 1024")
+    gen.add_argument("--embed-dimension", type=integer, metavar="N", help="default 1024")
     gen.add_argument("--force", action="store_true", help="replace an existing file")
     command(config_sub, "validate", "check the configuration and its certificate files (exit "
                                     "6 when unusable) and print it, secrets redacted")
@@ -427,5 +456,5 @@ _ADD = {"session": _session, "write": _write, "read": _read, "get": _get,
         "relations": _relations, "path": _path, "leaves": _leaves, "graph": _graph,
         "info": _info, "delete": _delete, "mark": _mark,
         "embed": _embed, "sync": _sync, "import": _sync, "status": _status,
-        "config": _config, "store": _store, "agent": _agent, "verify": lambda parser: None, "gc": _gc,
+        "config": _config, "store": _store, "agent": _agent, "verify": _verify, "gc": _gc,
         "mcp": lambda parser: None}

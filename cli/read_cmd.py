@@ -18,7 +18,7 @@ def _continuation(token: str | None) -> int | None:
         return contract.decode_continuation(token)
     except ValueError:
         raise UsageError(f"--continuation {token!r} is not one this tool handed out",
-                         code=contract.CONTINUATION_INVALID) from None
+                         code=contract.CONTINUATION_INVALID, field="--continuation") from None
 
 
 def _with_warnings(data: dict[str, Any], unreadable) -> dict[str, Any]:
@@ -65,7 +65,8 @@ def sessions(ctx: Context, args) -> dict[str, Any]:
     if args.dialogue_kind is not None:
         first, sep, second = args.dialogue_kind.partition("-to-")
         if not sep:
-            raise UsageError("--dialogue-kind must be KIND-to-KIND, e.g. human-to-model")
+            raise UsageError("--dialogue-kind must be KIND-to-KIND, e.g. human-to-model",
+                             field="--dialogue-kind")
         inputs.kind(first, "--dialogue-kind")
         inputs.kind(second, "--dialogue-kind")
     store = ctx.store()
@@ -108,10 +109,10 @@ def logger_read(ctx: Context, args):
     token = args.continuation
     if store is not None and token is not None and token.startswith(OUTBOX_CONTINUATION):
         try:
-            shown = int(token[len(OUTBOX_CONTINUATION):])
+            shown = contract.token_number(token[len(OUTBOX_CONTINUATION):])
         except ValueError:
             raise UsageError(f"--continuation {token!r} is not one this tool handed out",
-                             code=contract.CONTINUATION_INVALID) from None
+                             code=contract.CONTINUATION_INVALID, field="--continuation") from None
         data = {"session_id": session_id, "messages": [], "more": False, "continuation": None}
         return _append_pending(store, session_id, data, block_size, args.mode, 0, shown,
                                args.show_deleted)

@@ -40,10 +40,12 @@ def search_params(args) -> dict[str, Any]:
         filters["priority"] = args.priority
     for name, value in (("occurred_from", args.occurred_from), ("occurred_to", args.occurred_to)):
         if value is not None:
-            inputs.occurred_at(value)
+            inputs.occurred_at(value, "--" + name.replace("_", "-"))
             filters[name] = value
     if args.filter_session_id is not None:
-        filters["session_id"] = inputs.session_id(args.filter_session_id)
+        filters["session_id"] = inputs.session_id(args.filter_session_id, "--filter-session-id")
+    if args.scope == "session" and args.target is not None:
+        inputs.session_id(args.target, "--target")
     if args.filter_project_id is not None:
         filters["project_id"] = args.filter_project_id
     return {"query_text": args.query, "scope": args.scope, "scope_target": args.target,

@@ -47,6 +47,14 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
         if orphans:
             data["warnings"] = [f"removed {orphans} temporaries left by writers killed midway "
                                 "(none held a record)"]
+        from agent_memory.sync.engine import strays
+        found = strays(store)
+        if found:
+            from agent_memory.sync.log import get_logger
+            log = get_logger()
+            for stray in found:
+                log.warning("stray", entry=stray["entry"], detail=stray["message"])
+            data.setdefault("warnings", []).extend(stray["message"] for stray in found)
         return data, "file"
 
     from agent_memory.sync.engine import Limits

@@ -189,24 +189,28 @@ EMBED_ANSWER_BUDGET = 3 << 20
 INFO_SECTIONS = ("service", "limits", "codes", "relations")
 
 SESSION_ID_MAX = 128
-_SESSION_ID_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$")
+# Every pattern is matched with fullmatch: `$` also matches before a final newline, so an id
+# ending in "\n" would pass `re.match` and name a file no scan ever reads. ASCII: `\d` would
+# match other scripts' digits.
+_SESSION_ID_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}", re.ASCII)
 # RFC 3339 with a mandatory offset; fractional seconds optional.
 _RFC3339_RE = re.compile(
-    r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$"
+    r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})", re.ASCII
 )
 
 
 def is_valid_session_id(value: str) -> bool:
     """One path component of safe characters, no leading dot, at most 128 characters."""
-    return isinstance(value, str) and bool(_SESSION_ID_RE.match(value)) and ".." not in value
+    return isinstance(value, str) and bool(_SESSION_ID_RE.fullmatch(value)) and ".." not in value
 
 
-_UUID4_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
+_UUID4_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}",
+                       re.ASCII)
 
 
 def is_uuid4(value: Any) -> bool:
     """A well-formed version 4 UUID (RFC 4122 variant) in canonical lower-case text form."""
-    return isinstance(value, str) and bool(_UUID4_RE.match(value))
+    return isinstance(value, str) and bool(_UUID4_RE.fullmatch(value))
 
 
 def new_uuid4() -> str:
@@ -220,7 +224,7 @@ def new_uuid4() -> str:
 
 def parse_occurred_at(value: str) -> datetime:
     """Parse an RFC 3339 time that carries an explicit offset; raise ValueError otherwise."""
-    if not isinstance(value, str) or not _RFC3339_RE.match(value):
+    if not isinstance(value, str) or not _RFC3339_RE.fullmatch(value):
         raise ValueError(f"not an RFC 3339 time with an explicit offset: {value!r}")
     text = value.replace("z", "Z").replace("t", "T")
     if text.endswith("Z"):
@@ -228,7 +232,7 @@ def parse_occurred_at(value: str) -> datetime:
     text = text.replace(" ", "T", 1)
     main, _, rest = text.partition(".")
     if rest:  # trim fractional seconds beyond microseconds, which fromisoformat refuses
-        digits = re.match(r"\d+", rest).group(0)
+        digits = re.match(r"[0-9]+", rest).group(0)
         text = main + "." + (digits[:6].ljust(6, "0")) + rest[len(digits):]
     return datetime.fromisoformat(text)
 
@@ -257,14 +261,23 @@ def encode_continuation(next_sequence_number: int) -> str:
     return f"seq:{next_sequence_number}"
 
 
+_COUNT_RE = re.compile(r"[0-9]{1,18}", re.ASCII)
+
+
+def token_number(text: str) -> int:
+    """The number a continuation carries after its prefix: ASCII digits only, checked whole
+    (`int()` would also take surrounding whitespace, a sign, `_` and other scripts' digits,
+    so two spellings would resume at one place); ValueError otherwise."""
+    if not isinstance(text, str) or not _COUNT_RE.fullmatch(text):
+        raise ValueError(f"not a count: {text!r}")
+    return int(text)
+
+
 def decode_continuation(token: str) -> int:
     """The next sequence number a continuation names; ValueError when it is not ours."""
     if not isinstance(token, str) or not token.startswith("seq:"):
         raise ValueError(f"not a continuation: {token!r}")
-    value = int(token[4:])
-    if value < 0:
-        raise ValueError(f"not a continuation: {token!r}")
-    return value
+    return token_number(token[4:])
 
 
 def dialogue_kind_label(kinds: list[str] | tuple[str, str]) -> str:

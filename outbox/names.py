@@ -20,8 +20,9 @@ FINAL_EXTS = (MESSAGE_EXT, VECTOR_EXT, EVENT_EXT)
 TEMP_PREFIX = ".tmp-"
 
 _FINAL_RE = re.compile(
-    r"^(\d{4}-\d{2}-\d{2}T\d{2}\.\d{2}\.\d{2}\.\d{3})-"
-    r"([0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12})\.(msg|emb|ses)$"
+    r"(\d{4}-\d{2}-\d{2}T\d{2}\.\d{2}\.\d{2}\.\d{3})-"
+    r"([0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12})\.(msg|emb|ses)",
+    re.ASCII,  # matched whole (fullmatch): `$` would let a name end in "\n"
 )
 
 
@@ -43,7 +44,7 @@ def final_name(moment: datetime, item_id: str, ext: str) -> str:
 
 def parse_final_name(name: str) -> tuple[str, str, str] | None:
     """(time stamp, uuid, extension with dot) of a final name, or None for anything else."""
-    match = _FINAL_RE.match(name)
+    match = _FINAL_RE.fullmatch(name)
     if match is None:
         return None
     return match.group(1), match.group(2), "." + match.group(3)

@@ -56,13 +56,10 @@ def _offset(token: str | None, prefix: str) -> int:
         raise NavigationError(c.CONTINUATION_INVALID,
                               f"continuation {token!r} is not one this read returned")
     try:
-        value = int(token[len(prefix):])
+        return c.token_number(token[len(prefix):])
     except ValueError:
-        value = -1
-    if value < 0:
         raise NavigationError(c.CONTINUATION_INVALID,
-                              f"continuation {token!r} is not one this read returned")
-    return value
+                              f"continuation {token!r} is not one this read returned") from None
 
 
 def _page(items: list[Any], offset: int, block_size: int, prefix: str) -> tuple[list[Any], bool,

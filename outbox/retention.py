@@ -21,14 +21,14 @@ from typing import Any
 from agent_memory.outbox import atomic, names, records
 from agent_memory.outbox.store import IMPORTED, Store
 
-_DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smhdw])$")
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)([smhdw])", re.ASCII)  # matched whole (fullmatch)
 _UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 _KIND = {names.MESSAGE_EXT: "message", names.VECTOR_EXT: "vector"}
 
 
 def parse_duration(text: str) -> float:
     """"90s", "15m", "12h", "30d", "2w" -> seconds; ValueError otherwise."""
-    match = _DURATION.match(text.strip())
+    match = _DURATION.fullmatch(text)
     if match is None:
         raise ValueError(f"{text!r} is not a duration like 90s, 15m, 12h, 30d or 2w")
     return float(match.group(1)) * _UNIT_S[match.group(2)]

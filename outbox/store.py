@@ -13,7 +13,7 @@ from datetime import datetime, timedelta, timezone
 
 TYPE_CHECKING = False  # typing costs the write path 3 ms: annotations only
 if TYPE_CHECKING:
-    from typing import Any, Iterator
+    from typing import Any
 
 from agent_memory.outbox import atomic, encoding, names
 from agent_memory.outbox.availability import StoreUnavailable, check_available
@@ -312,6 +312,14 @@ class Store:
             return now
         return names.moment_of(stamp) + timedelta(milliseconds=1)
 
+    def add_record(self, session_id: str, name: str, data: bytes) -> StoredFile:
+        """Create a pending record under its final name `name` (a record recovered by `verify
+        --repair`, outbox.repair); FileExistsError when that name is taken."""
+        if not names.is_final(name):
+            raise ValueError(f"not a final name: {name!r}")
+        self._create(session_id, name, data)
+        return StoredFile(session_id, PENDING, name)
+
     def append_vector(self, session_id: str, message_name: str, record: dict[str, Any]) -> StoredFile:
         """Write the `.emb` (an outbox.encoding.vector record) beside a pending message."""
         name = names.sibling(message_name, names.VECTOR_EXT)
@@ -459,11 +467,6 @@ class Store:
             atomic.create_exclusive(fd, name, data)
         finally:
             os.close(fd)
-
-    def iter_sessions_messages(self) -> Iterator[tuple[str, list[StoredMessage], list[Unreadable]]]:
-        for session_id in self.session_ids():
-            good, bad = self.messages(session_id)
-            yield session_id, good, bad
 
 
 def _parse(stored: str) -> datetime:

@@ -169,7 +169,21 @@ def survey(store_path: str, now: float | None = None) -> dict[str, Any]:
     totals["sessions_listed"] = len(sessions)
     unsafe_entries = _unsafe_entries(store_path)
     totals["unsafe"] += len(unsafe_entries)
-    return {"sessions": sessions, "totals": totals, "unsafe_entries": unsafe_entries}
+    strays = _strays(store_path)
+    totals["strays"] = len(strays)
+    return {"sessions": sessions, "totals": totals, "unsafe_entries": unsafe_entries,
+            "strays": strays}
+
+
+def _strays(store_path: str) -> list[dict[str, str]]:
+    """Entries that follow no naming rule of the store (outbox.entries.find_strays): no
+    command reads them, so each is shown, never counted as pending."""
+    from agent_memory.outbox.entries import find_strays
+    store_fd = atomic.open_dir(store_path)
+    try:
+        return [{"entry": e["entry"], "kind": e["kind"]} for e in find_strays(store_fd)]
+    finally:
+        os.close(store_fd)
 
 
 def _unsafe_entries(store_path: str) -> list[dict[str, str]]:

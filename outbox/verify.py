@@ -1,11 +1,13 @@
 """Check a whole store the way nothing else does: every name, every record, every vector, and
-duplicates across the pending and imported areas. Reads only; never moves or repairs.
+duplicates across the pending and imported areas. Reads only; `verify --repair` (outbox.repair)
+is what moves strays.
 
 Damage (the store is not what agent-memory writes): an entry named like a record that is not a
 regular file or is over the size limit; a record that does not decode, or whose id or session
 disagrees with its name; a vector whose dimension disagrees with its length or whose message id
 disagrees with its name; one message id under two names or in two areas; an entry named like a
-session that is not a directory. Warnings (harmless, but worth knowing): temporaries older than
+session that is not a directory; a stray (an entry of the pending area that follows no naming
+rule, outbox.entries). Warnings (harmless, but worth knowing): temporaries older than
 an hour (a writer was killed midway; nothing was lost, the temporary was never visible under a
 final name), a vector without its message, vectors of another model than the configuration's.
 Files already in `.quarantine/` are counted, not judged: they were set aside with a reason.
@@ -31,8 +33,12 @@ def verify(store: Store, model: str | None = None,
     warnings: list[dict[str, str]] = []
     checked = {"sessions": 0, "messages": 0, "events": 0, "vectors": 0, "quarantined": 0}
     from agent_memory.outbox.cleanup import unsafe_entries
+    from agent_memory.outbox.entries import STRAY_PROBLEM, find_strays
     for entry in unsafe_entries(store):
         damage.append({"file": entry["entry"], "problem": entry["reason"]})
+    for entry in find_strays(store.fd):
+        damage.append({"file": entry["entry"], "problem": f"a {entry['kind']} that "
+                                                         f"{STRAY_PROBLEM}"})
     seen: dict[str, str] = {}  # message id -> relpath of its first .msg
     now = time.time()
     for session_id in store.session_ids():

@@ -128,10 +128,10 @@ class _Barrier:
 
 def tidy(store: Store) -> list[dict[str, Any]]:
     """Before a pass over the whole store (the caller holds the sync lock): entries named like
-    a session that are not one are set aside (or, unopenable, skipped), and temporaries of
-    writers killed midway are removed. What was done, one dict each: `event`
-    ("set_aside", "skipped", "orphan_temporaries_removed"), `message` in words, and the
-    details."""
+    a session that are not one are set aside (or, unopenable, skipped), temporaries of
+    writers killed midway are removed, and strays are named. What was done or found, one dict
+    each: `event` ("set_aside", "skipped", "orphan_temporaries_removed", "stray"), `message`
+    in words, and the details."""
     from agent_memory.outbox import cleanup
     done = []
     for moved in cleanup.set_aside_unsafe(store):
@@ -147,7 +147,16 @@ def tidy(store: Store) -> list[dict[str, Any]]:
         done.append({"event": "orphan_temporaries_removed", "count": orphans,
                      "message": f"removed {orphans} temporaries left by writers killed midway "
                                 "(none held a record)"})
-    return done
+    return done + strays(store)
+
+
+def strays(store: Store) -> list[dict[str, Any]]:
+    """Entries that follow no naming rule of the store (outbox.entries), in tidy()'s form:
+    never read, never sent, so each is said (`verify --repair` takes them)."""
+    from agent_memory.outbox.entries import STRAY_PROBLEM, find_strays
+    return [{"event": "stray", "entry": found["entry"], "kind": found["kind"],
+             "message": f"{found['entry']}: a {found['kind']} that {STRAY_PROBLEM}"}
+            for found in find_strays(store.fd)]
 
 
 class SyncEngine:
@@ -431,9 +440,17 @@ class SyncEngine:
                 dialogue_kind=tuple(event.dialogue_kind), participants=event.participants,
                 title=event.title, metadata=event.metadata)
         if event.event in FORGETTING:
-            return await forwarding_of_forgetting(self.link, event)
+            return await forwarding_of_forgetting(
+                self.link, event, lambda message_id: self._pending_message(event.session_id,
+                                                                           message_id))
         command = "close_session" if event.event == "close" else "reopen_session"
         return await self.link.call(command, session_id=event.session_id)
+
+    def _pending_message(self, session_id: str, message_id: str) -> bool:
+        """Does the message still wait in the outbox (to be sent behind an event)?"""
+        suffix = f"-{message_id}{names.MESSAGE_EXT}"
+        return any(f.name.endswith(suffix)
+                   for f in self.store.files(session_id, names.MESSAGE_EXT, (PENDING,)))
 
     async def _open_from_store(self, session_id: str) -> bool:
         """Open a session the logger does not know from its `open` event in the store

@@ -194,10 +194,16 @@ def event_file(event: dict[str, Any]) -> StoredFile:
 FORGETTING = frozenset({"delete", "mark", "delete_session"})
 
 
-async def forwarding_of_forgetting(link, event: Any) -> Any:
+async def forwarding_of_forgetting(link, event: Any, pending=lambda message_id: False) -> Any:
     """Send one forgetting event; its answer. Raises Refused for a refusal, and for a mark the
-    logger answered false (nothing changed there: MARK_NOT_APPLIED). A delete of something
-    that never reached the logger is done, not refused, when the logger does not know it."""
+    logger answered false (nothing changed there: MARK_NOT_APPLIED).
+
+    Forgetting is idempotent: an event whose effect the logger already shows is confirmed,
+    not refused (a repeated command, or one that went to the logger directly meanwhile, must
+    leave nothing to fail later). A session the logger does not know is deleted; so is a
+    message it does not know, unless that message still waits in this outbox (`pending(id)`),
+    to be sent behind the event: then a soft delete or mark waits too. A mark the logger
+    answered false holds when every message reads back in the state asked (or is gone)."""
     from agent_memory.outbox import contract
     from agent_memory.sync.links.failures import Refused
     try:
@@ -205,7 +211,7 @@ async def forwarding_of_forgetting(link, event: Any) -> Any:
             answer = await link.call("mark_messages_for_deletion",
                                      message_ids=list(event.message_ids),
                                      marked_for_deletion=bool(event.marked))
-            if answer is not True:
+            if answer is not True and not await _marks_stand(link, event, pending):
                 raise Refused(contract.MARK_NOT_APPLIED,
                               "the logger changed no marker: one of the messages is unknown "
                               "to it or could not be changed (all or nothing)")
@@ -215,14 +221,31 @@ async def forwarding_of_forgetting(link, event: Any) -> Any:
                                    mode=event.mode)
         return await link.call("delete_session", session_id=event.session_id)
     except Refused as exc:
-        unknown = (contract.MESSAGE_UNKNOWN if event.event == "delete"
-                   else contract.SESSION_UNKNOWN)
-        if event.event != "mark" and exc.code == unknown and event.reached_logger is False:
-            done = {"deleted": True, "reached_logger": False}
-            if event.event == "delete":
-                return {"message_id": event.message_id, "mode": event.mode, **done}
-            return {"session_id": event.session_id, **done}
+        if event.event == "delete_session" and exc.code == contract.SESSION_UNKNOWN:
+            return {"session_id": event.session_id, "deleted": True, "already": True}
+        if event.event == "delete" and exc.code == contract.MESSAGE_UNKNOWN and \
+                (event.mode == "hard" or not pending(event.message_id)):
+            return {"message_id": event.message_id, "mode": event.mode, "deleted": True,
+                    "already": True}
         raise
+
+
+async def _marks_stand(link, event: Any, pending) -> bool:
+    """Does every message of a mark read back in the state it asks (or is it gone from the
+    logger and from this outbox)?"""
+    from agent_memory.outbox import contract
+    from agent_memory.sync.links.failures import Refused
+    for message_id in event.message_ids or ():
+        try:
+            entry = await link.call("message_get", message_id=message_id)
+        except Refused as exc:
+            if exc.code == contract.MESSAGE_UNKNOWN and not pending(message_id):
+                continue
+            return False
+        data = entry.get("data", entry) if isinstance(entry, dict) else {}
+        if not isinstance(data, dict) or bool(data.get("soft_deleted")) != bool(event.marked):
+            return False
+    return True
 
 
 def purged_meanwhile(store: Store, batch: list) -> list:

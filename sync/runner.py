@@ -49,7 +49,10 @@ async def _run(store: Store, config: Config, policy: RetryPolicy, limits: Limits
                                       track_outcomes=session_id is not None)
         state = engine.state
         if session_id is None:
-            state.warnings.extend(done["message"] for done in tidy(store))
+            for done in tidy(store):
+                state.warnings.append(done["message"])
+                if done["event"] == "stray" and progress is not None:
+                    progress("stray", {"entry": done["entry"], "detail": done["message"]})
             reports = await engine.sync_all()
         else:
             reports = [await engine.sync_session(session_id)]

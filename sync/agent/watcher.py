@@ -135,6 +135,7 @@ class Watcher:
         # event bookkeeping (filled by the watchdog thread through the loop)
         self._dirty: set[str] = set()
         self._noted: dict[str, float] = {}  # file names announced lately (one round each)
+        self._strays_said: set[str] = set()  # strays logged already (each once)
         self._urgent = False  # a command waits for a file: no debounce
         self._first_event: float | None = None
         self._last_event = 0.0
@@ -442,6 +443,10 @@ class Watcher:
             for done in tidy(self.store):
                 event = done.pop("event")
                 done.pop("message")
+                if event == "stray":  # said once in the agent's life, not every full round
+                    if done["entry"] in self._strays_said:
+                        continue
+                    self._strays_said.add(done["entry"])
                 (self.log.info if event == "orphan_temporaries_removed" else
                  self.log.warning)(event, **done)
             session_ids = self.store.pending_session_ids()

@@ -572,3 +572,53 @@ def test_a_server_killed_mid_call_leaves_a_sound_store(scratch, fleet):
     assert not [f for f in outbox_files(project) if ".tmp-" in f]
     assert sorted(m["text"] for m in read_all(fleet, sid)) == \
         sorted(m["text"] for m in stored.data["messages"])
+
+
+ID = "0b0f6ed6-2d0e-4c5e-8f5e-6f2a3c6b9e10"
+WHEN = "2026-10-01T13:57:45.123Z"
+
+
+def test_every_checked_field_is_checked_whole(scratch):
+    """An id, a time or a relation followed by a newline, a carriage return, a NUL (which an
+    MCP string can carry, unlike an argv) or another control character is a usage error naming
+    its field, and nothing is written (tests/store/test_checked_whole.py for the CLI)."""
+    project = make_project(scratch)
+    calls = []
+    for suffix in ["\n", "\r", "\x00", "\x1b", "\u2028"]:
+        calls += [
+            ("write", dict(session_id="S1" + suffix, sender_kind="human", sender_identity="a",
+                           receiver_kind="model", receiver_identity="b", text="t"), "--session-id"),
+            ("write", dict(session_id="S1", sender_kind="human", sender_identity="a",
+                           receiver_kind="model", receiver_identity="b", text="t",
+                           message_id=ID + suffix), "--message-id"),
+            ("write", dict(session_id="S1", sender_kind="human", sender_identity="a",
+                           receiver_kind="model", receiver_identity="b", text="t",
+                           occurred_at=WHEN + suffix), "--occurred-at"),
+            ("write", dict(session_id="S1", sender_kind="human", sender_identity="a",
+                           receiver_kind="model", receiver_identity="b", text="t",
+                           corrects=ID + suffix), "--corrects"),
+            ("write", dict(session_id="S1", sender_kind="human", sender_identity="a",
+                           receiver_kind="model", receiver_identity="b", text="t",
+                           relation=[f"reply:{ID}{suffix}"]), "--relation"),
+            ("session_open", dict(session_id="S1" + suffix, project_id="P",
+                                  dialogue_kind=["human", "model"], participant=["a"]),
+             "--session-id"),
+            ("get", dict(message_id=ID + suffix), "MESSAGE_ID"),
+            ("path", dict(session_id="S1", node_id=ID + suffix), "--node-id"),
+            ("delete", dict(message_id=ID + suffix, mode="soft", session_id="S1"), "MESSAGE_ID"),
+            ("preview", dict(period_start=WHEN + suffix), "--period-start"),
+            ("search", dict(query="q", scope="all_projects", occurred_from=WHEN + suffix),
+             "--occurred-from"),
+            ("working_set", dict(session_id="S1", anchor_message_id=ID + suffix),
+             "--anchor-message-id"),
+        ]
+    before = sorted(os.walk(project.store))
+
+    async def go():
+        async with mcp_session(project, "--store", "file") as session:
+            return [await call(session, name, **args) for name, args, _field in calls]
+    answers = anyio.run(go)
+    for (name, args, field), (ok, body) in zip(calls, answers):
+        assert not ok, (name, args, body)
+        assert body["exit_code"] == 2 and body["details"]["field"] == field, (name, args, body)
+    assert sorted(os.walk(project.store)) == before

@@ -94,6 +94,13 @@ def _decode_session_continuation(token: Any) -> tuple[str, str]:
         raise Refusal(c.CONTINUATION_INVALID, "continuation is not one this listing returned",
                       violation="value", got=token)
     created_at, _, session_id = token[4:].partition("|")
+    try:
+        c.parse_occurred_at(created_at)
+    except ValueError:
+        session_id = ""
+    if not c.is_valid_session_id(session_id):
+        raise Refusal(c.CONTINUATION_INVALID, "continuation is not one this listing returned",
+                      violation="value", got=token)
     return created_at, session_id
 
 
