@@ -25,14 +25,16 @@ FORGET_WAIT_DEFAULT = 1.0
 
 # --- where a message lives ---------------------------------------------------------------------
 def _session_of(ctx: Context, message_id: str, given: str | None) -> str:
-    """The message's session: the file store's, else the logger's (when it answers), else
-    `--session-id`. NotFoundError when none knows it."""
+    """The message's session: the file store's (its file, or the event that deleted it
+    here), else the logger's (when it answers), else `--session-id`. NotFoundError when none
+    knows it."""
     found = ctx.store().find_message(message_id)
-    if found is not None:
-        if given is not None and given != found.file.session_id:
-            raise UsageError(f"message {message_id} is of session {found.file.session_id}, "
-                             f"not {given}")
-        return found.file.session_id
+    session_id = found.file.session_id if found is not None else \
+        _forgotten_in(ctx.store(), message_id, given)
+    if session_id is not None:
+        if given is not None and given != session_id:
+            raise UsageError(f"message {message_id} is of session {session_id}, not {given}")
+        return session_id
     if ctx.side() == "logger":
         from agent_memory.cli.auto_reads import ask_logger
         try:
@@ -49,6 +51,41 @@ def _session_of(ctx: Context, message_id: str, given: str | None) -> str:
     raise NotFoundError(f"no message {message_id} in the file store, and the logger cannot be "
                         "asked: give --session-id so the delete waits in the outbox",
                         code=contract.MESSAGE_UNKNOWN)
+
+
+def _forgotten_in(store, message_id: str, given: str | None) -> str | None:
+    """The session whose forgetting events name `message_id` (a message this store deleted,
+    so that repeating the delete finds it), or None. Reads the sessions' events: only a
+    forgetting command whose message has no file pays for it."""
+    for session_id in [given] if given is not None else store.session_ids():
+        for event in store.event_dicts(session_id):
+            if event.get("message_id") == message_id or \
+                    message_id in (event.get("message_ids") or ()):
+                return session_id
+    return None
+
+
+def _standing(store, session_id: str, matches) -> StoredFile | None:
+    """The latest forgetting event of the session that `matches` (a test on its record), in
+    the outbox or confirmed: what a repeated command answers for instead of writing again."""
+    events, _bad = store.events(session_id)
+    for file, event in reversed(events):
+        if matches(event):
+            return file
+    return None
+
+
+def _repeat(ctx: Context, file: StoredFile | None, answer: dict[str, Any],
+            wait: float) -> tuple[dict[str, Any], str]:
+    """A forgetting command repeated: the effect stands already, so nothing is written. An
+    event still in the outbox is forwarded (now, or once the logger is back) and answered
+    for as the first command was; a confirmed one is answered from the store."""
+    if file is not None and file.area == PENDING:
+        return _forward(ctx, file, {**answer, "pending": True, "file": file.relpath}, wait)
+    shown = {**answer, "pending": False}
+    if file is not None:
+        shown["file"] = file.relpath
+    return shown, "file"
 
 
 def _referrers(ctx: Context, session_id: str, message_id: str) -> list[str]:
@@ -93,12 +130,17 @@ def delete(ctx: Context, args) -> tuple[dict[str, Any], str]:
     store = ctx.store()
     forgotten = views.forgotten(store.events(session_id)[0])
     if message_id in forgotten.purged:
-        return {"message_id": message_id, "mode": "hard", "deleted": True, "pending": False,
-                "purged": True}, "file"
+        event = _standing(store, session_id, lambda e: e.event == "delete" and
+                          e.mode == "hard" and e.message_id == message_id)
+        return _repeat(ctx, event, {"message_id": message_id, "mode": "hard", "deleted": True,
+                                    "purged": True}, wait)
     if args.mode == "soft":
         if message_id in forgotten.hidden:
-            return {"message_id": message_id, "mode": "soft", "deleted": True,
-                    "pending": False}, "file"
+            event = _standing(store, session_id, lambda e: (
+                e.event == "delete" and e.message_id == message_id) or (
+                e.event == "mark" and e.marked and message_id in (e.message_ids or ())))
+            return _repeat(ctx, event, {"message_id": message_id, "mode": "soft",
+                                        "deleted": True}, wait)
         file, _record = store.append_event(session_id, "delete", message_id=message_id,
                                            mode="soft")
         return _forward(ctx, file, {"message_id": message_id, "mode": "soft", "deleted": True,
@@ -118,7 +160,16 @@ def delete(ctx: Context, args) -> tuple[dict[str, Any], str]:
 
 def _direct_delete(ctx: Context, message_id: str, mode: str) -> tuple[dict[str, Any], str]:
     from agent_memory.cli.forwarding import direct
-    answer, store = direct(ctx, "message_delete", message_id=message_id, mode=mode)
+    try:
+        answer, store = direct(ctx, "message_delete", message_id=message_id, mode=mode)
+    except NotFoundError:
+        local = _any_store(ctx)
+        session_id = _forgotten_in(local, message_id, None) if local is not None else None
+        if session_id is None or \
+                message_id not in views.forgotten(local.events(session_id)[0]).purged:
+            raise
+        # deleted (hard) here before, and the logger no longer knows it: done, as asked
+        return {"message_id": message_id, "mode": mode, "deleted": True}, "file"
     if mode == "hard":
         local = _any_store(ctx)
         found = local.find_message(message_id) if local is not None else None
@@ -165,6 +216,11 @@ def mark(ctx: Context, args) -> tuple[dict[str, Any], str]:
     if gone:
         raise NotFoundError(f"message {gone[0]} was deleted (hard): nothing was marked",
                             code=contract.MESSAGE_UNKNOWN)
+    if all((m in forgotten.hidden) == marked for m in ids):  # repeated: the mark stands
+        event = _standing(store, session_id, lambda e: e.event == "mark" and
+                          bool(e.marked) == marked and set(e.message_ids or ()) == set(ids))
+        if event is not None:
+            return _repeat(ctx, event, {"message_ids": ids, "marked": marked}, wait)
     file, _record = store.append_event(session_id, "mark", message_ids=ids, marked=marked)
     return _forward(ctx, file, {"message_ids": ids, "marked": marked, "pending": True,
                                 "file": file.relpath}, wait)
@@ -180,14 +236,26 @@ def delete_session(ctx: Context, args) -> tuple[dict[str, Any], str]:
     side = ctx.side()
     if ctx.store_mode == "logger":
         from agent_memory.cli.forwarding import direct
-        answer, store = direct(ctx, "delete_session", session_id=session_id)
         local = _any_store(ctx)
-        if local is not None and local.files(session_id, None):
+        try:
+            answer, store = direct(ctx, "delete_session", session_id=session_id)
+        except RefusedError as exc:
+            if exc.code != contract.SESSION_UNKNOWN or local is None or \
+                    not views.deleted_session(local.events(session_id)[0]):
+                raise
+            # deleted here before, and the logger no longer knows it: done, as asked
+            return {"session_id": session_id, "deleted": True}, "file"
+        if local is not None and local.files(session_id, None) and \
+                not views.deleted_session(local.events(session_id)[0]):  # not purged yet
             from agent_memory.sync import forgetting
             forgetting.purge_session(local, session_id, event=False)
         return answer, store
     store = ctx.store()
-    if not store.files(session_id, None) or views.deleted_session(store.events(session_id)[0]):
+    if views.deleted_session(store.events(session_id)[0]):  # repeated: the delete stands
+        event = _standing(store, session_id, lambda e: e.event == "delete_session")
+        return _repeat(ctx, event, {"session_id": session_id, "deleted": True, "purged": True},
+                       wait)
+    if not store.files(session_id, None):
         if side == "logger" and ctx.store_mode == "auto":  # known to the logger only?
             from agent_memory.cli.forwarding import direct
             return direct(ctx, "delete_session", session_id=session_id)

@@ -63,9 +63,11 @@ def test_soft_delete_and_marks_hide_at_once_and_unmark_restores(project):
     # the structure keeps the node, flagged
     path = project.cli("path", "--session-id", "s1", "--node-id", b).data["path"]
     assert [(e["message_id"], e["soft_deleted"]) for e in path] == [(b, True), (a, False)]
-    # a repeat is an idempotent success that writes nothing
+    # a repeat is an idempotent success that writes nothing: it answers for the first event,
+    # still pending (the logger is down)
     again = project.cli("delete", b, "--mode", "soft")
-    assert again.rc == 0 and again.data["pending"] is False
+    assert again.rc == 0 and again.data["pending"] is True, again.stdout
+    assert again.data["file"] == deleted.data["file"]
     found = project.cli("search", "--query", "second", "--scope", "session", "--target", "s1",
                         "--ranking", "bm25").data
     assert b not in [m["message"]["message_id"] for m in found["matches"]]
