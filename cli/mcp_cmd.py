@@ -29,11 +29,16 @@ from agent_memory.cli.errors import CliError
 
 
 def run(ctx, args) -> tuple[dict[str, Any], str]:
+    try:
+        tools = mcp_tools.selected(args.tools)
+    except ValueError as exc:
+        from agent_memory.cli.errors import UsageError
+        raise UsageError(str(exc), field="--tools") from None
     from agent_memory.cli.mcp_server import build_server
     runner = Runner(global_argv(args), root_given=args.project_root is not None,
                     run_argv=ctx.run_argv)
     try:
-        anyio.run(build_server(runner.call).run_stdio_async)
+        anyio.run(build_server(runner.call, tools).run_stdio_async)
     except KeyboardInterrupt:
         pass
     return {"calls": runner.calls}, "file"

@@ -10,12 +10,15 @@ import typing
 from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
 from agent_memory.cli import mcp_tools
+from agent_memory.cli.mcp_schemas import output_schema
 from agent_memory.cli.parser import VERSION
 
 INSTRUCTIONS = (
@@ -42,9 +45,14 @@ class CliTool(Tool):
     """The SDK's Tool, whose every anticipated failure is one JSON object: the command's error
     (cli.mcp_tools.error_text) as it is, and arguments that do not match the input schema as a
     usage error (nothing was run). The SDK would put "Error executing tool NAME: " before the
-    first, and pydantic's report in place of the second."""
+    first, and pydantic's report in place of the second; and it would ignore an argument the
+    tool does not take, where a misspelt option must not pass unnoticed."""
 
     async def run(self, arguments, context, convert_result=False):
+        unknown = sorted(set(arguments or {}) - set(self.parameters["properties"]))
+        if unknown:
+            raise ToolError(mcp_tools.invalid_arguments_text(
+                [{"loc": (name,), "msg": "not an argument of this tool"} for name in unknown]))
         try:
             return await super().run(arguments, context, convert_result)
         except UnexpectedToolError:
@@ -58,17 +66,56 @@ class CliTool(Tool):
             raise
 
 
-def build_server(call) -> MCPServer:
-    """The server: each tool of cli.mcp_tools.TOOLS runs the argv it builds through
-    `await call(ctx, argv)` (cli.mcp_cmd.Runner.call)."""
-    tools = [CliTool.from_function(
-        _tool_function(spec, call), name=spec.name,
-        description=inspect.cleandoc(spec.argv.__doc__ or ""),
-        annotations=ToolAnnotations(read_only_hint=spec.read_only,
-                                    destructive_hint=spec.destructive),
-        structured_output=True) for spec in mcp_tools.TOOLS]
-    return MCPServer("agent-memory", version=VERSION, instructions=INSTRUCTIONS,
-                     log_level="WARNING", tools=tools)
+class Server(MCPServer):
+    """The SDK's server, with the errors the MCP specification asks for: a call of a tool it
+    does not serve, and a prompt or resource it does not have, are protocol errors (-32602,
+    naming it), not a tool result (the SDK's default) or an internal error. It serves tools
+    only, so it advertises neither prompts nor resources."""
+
+    async def call_tool(self, name, arguments, context=None):
+        if self._tool_manager.get_tool(name) is None:
+            raise MCPError(INVALID_PARAMS, f"Unknown tool: {name}")
+        return await super().call_tool(name, arguments, context)
+
+    async def get_prompt(self, name, arguments=None, context=None):
+        raise MCPError(INVALID_PARAMS, f"Unknown prompt: {name} (this server has none)")
+
+    async def read_resource(self, uri, context=None):
+        raise MCPError(INVALID_PARAMS, f"Unknown resource: {uri} (this server has none)")
+
+
+def build_server(call, tools: list[mcp_tools.Tool] | None = None) -> MCPServer:
+    """The server: each tool of `tools` (cli.mcp_tools.TOOLS unless a subset is given) runs
+    the argv it builds through `await call(ctx, argv)` (cli.mcp_cmd.Runner.call)."""
+    built = []
+    for spec in (mcp_tools.TOOLS if tools is None else tools):
+        made = CliTool.from_function(
+            _tool_function(spec, call), name=spec.name, title=spec.title,
+            description=inspect.cleandoc(spec.argv.__doc__ or ""),
+            annotations=ToolAnnotations(title=spec.title, read_only_hint=spec.read_only,
+                                        destructive_hint=spec.destructive,
+                                        idempotent_hint=spec.idempotent,
+                                        open_world_hint=False),
+            structured_output=True)
+        made.parameters = input_schema(made.parameters)
+        made.output_schema = output_schema(spec.name)
+        built.append(made)
+    server = Server("agent-memory", version=VERSION, instructions=INSTRUCTIONS,
+                    log_level="WARNING", tools=built)
+    for method in ("prompts/list", "resources/list", "resources/templates/list"):
+        server._lowlevel_server._request_handlers.pop(method, None)
+    return server
+
+
+def input_schema(generated: dict[str, Any]) -> dict[str, Any]:
+    """The SDK's schema of a tool's parameters, made smaller and stricter: no generated
+    titles (a model reads the descriptions), and no property it does not declare."""
+    schema = {"type": "object", "properties": {}, "additionalProperties": False}
+    for name, prop in generated["properties"].items():
+        schema["properties"][name] = {k: v for k, v in prop.items() if k != "title"}
+    if generated.get("required"):
+        schema["required"] = list(generated["required"])
+    return schema
 
 
 def _tool_function(spec: mcp_tools.Tool, call):

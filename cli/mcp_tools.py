@@ -22,29 +22,94 @@ from agent_memory.outbox import contract
 class Tool(NamedTuple):
     name: str
     argv: Callable[..., list[str]]  # the typed function: the tool's arguments -> the CLI argv
+    title: str
     read_only: bool
     destructive: bool  # may erase what cannot be had back (a hard delete, a session delete)
+    idempotent: bool  # calling it again with the same arguments changes nothing more
+    group: str  # core, navigate or forget (`agent-memory mcp --tools`)
 
 
 TOOLS: list[Tool] = []
+GROUPS = ("core", "navigate", "forget")
 
 
-def tool(read_only: bool, destructive: bool = False):
+def tool(title: str, group: str, read_only: bool, destructive: bool = False,
+         idempotent: bool | None = None):
+    """Register a tool. Reads are idempotent; a write is only when `idempotent` says so."""
     def register(function: Callable[..., list[str]]) -> Callable[..., list[str]]:
-        TOOLS.append(Tool(function.__name__, function, read_only, destructive))
+        TOOLS.append(Tool(function.__name__, function, title, read_only, destructive,
+                          read_only if idempotent is None else idempotent, group))
         return function
     return register
 
 
+def selected(names: str | None) -> list[Tool]:
+    """The tools `--tools` names: a comma-separated list of tool names and groups (core,
+    navigate, forget, all); all of them without a list. ValueError names what is unknown."""
+    if names is None:
+        return list(TOOLS)
+    wanted: set[str] = set()
+    by_name = {t.name for t in TOOLS}
+    for word in (w.strip() for w in names.split(",")):
+        if word == "all":
+            wanted |= by_name
+        elif word in GROUPS:
+            wanted |= {t.name for t in TOOLS if t.group == word}
+        elif word in by_name:
+            wanted.add(word)
+        else:
+            raise ValueError(f"--tools: {word!r} is neither a tool nor a group (groups: "
+                             f"{', '.join(GROUPS)}, all; tools: {', '.join(sorted(by_name))})")
+    return [t for t in TOOLS if t.name in wanted]
+
+
 def _absent_or(value: Any, validate) -> Any:
-    return None if value is None else validate(value)
+    """null, and for a text the empty string, mean "left out" (a model whose client demands
+    every field, as strict schemas do, fills a field it means to leave out with one of them)."""
+    return None if value is None or value == "" else validate(value)
+
+
+def _nullable(schema: dict[str, Any]) -> None:
+    """The property's type with null beside it (`"type": ["integer", "null"]`, null among an
+    enum's values), so the `default: null` it carries is valid against it and a client may
+    send null (JSON Schema 2020-12; strict-schema converters keep it)."""
+    schema["type"] = [schema["type"], "null"]
+    if "enum" in schema:
+        schema["enum"] = [*schema["enum"], None]
 
 
 def optional(kind: Any, description: str) -> Any:
     """An option the caller may leave out (or send as null): the CLI's default then applies.
     Typed as `kind`, not `kind | None`: the SDK would read a string field that may be None
-    as JSON first, turning a title "null" into nothing and "[1]" into a list."""
-    return Annotated[kind, WrapValidator(_absent_or), Field(description=description)]
+    as JSON first, turning a title "null" into nothing and "[1]" into a list. The schema
+    says `kind` or null (_nullable)."""
+    return Annotated[kind, WrapValidator(_absent_or),
+                     Field(description=description, json_schema_extra=_nullable)]
+
+
+def _as_object(value: Any, validate) -> Any:
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):  # the SDK parses JSON text first; what reaches here is not JSON
+        raise ValueError("must be a JSON object (or its JSON text)")
+    if not isinstance(value, dict):
+        raise ValueError("must be a JSON object")
+    return value
+
+
+def _object_or_text(schema: dict[str, Any]) -> None:
+    """A free-form object is advertised as its JSON text (a string) or null: strict-schema
+    converters refuse an object whose properties are not declared. An object is accepted
+    too."""
+    schema.clear()
+    schema.update({"type": ["string", "null"], "default": None})
+
+
+def json_object(description: str) -> Any:
+    """An optional free-form JSON object, kept verbatim (`metadata`, `attributes`)."""
+    return Annotated[Any, WrapValidator(_as_object),
+                     Field(description=description + ", as a JSON object or its JSON text",
+                           json_schema_extra=_object_or_text)]
 
 
 def required(kind: Any, description: str) -> Any:
@@ -89,26 +154,25 @@ def error_text(exit_code: int, envelope: dict[str, Any]) -> str:
 def invalid_arguments_text(errors: list[dict[str, Any]]) -> str:
     """Arguments that do not match a tool's input schema, in the shape of a command's usage
     error (nothing was run): each field named with what is wrong, not the value given."""
-    problems = "; ".join(f"{'.'.join(str(part) for part in e['loc']) or 'arguments'}: "
-                         f"{e['msg']}" for e in errors)
+    fields = [".".join(str(part) for part in e["loc"]) or "arguments" for e in errors]
+    problems = "; ".join(f"{field}: {e['msg']}" for field, e in zip(fields, errors))
     return error_text(USAGE, {"error": {"code": "USAGE",
-                                        "message": f"invalid arguments: {problems}"}})
+                                        "message": f"invalid arguments: {problems}",
+                                        "details": {"fields": fields}}})
 
 
 Kind = Literal["human", "model", "tool", "system"]
 Mode = Literal["resolved", "full"]
 
-SESSION_ID = "the session's id: 1 to 128 letters, digits, '.', '_' or '-', not starting with " \
-             "'.' or '-'"
-MESSAGE_ID = "a message's id (a version 4 UUID, as `write` answered it)"
-BLOCK_SIZE = f"how many entries per answer (default {contract.DEFAULT_BLOCK_SIZE}; at most " \
+SESSION_ID = "the session's id (letters, digits, '.', '_', '-')"
+MESSAGE_ID = "a message's id, as `write` answered it"
+BLOCK_SIZE = f"entries per answer (default {contract.DEFAULT_BLOCK_SIZE}, at most " \
              f"{contract.MAX_BLOCK_SIZE})"
-CONTINUATION = "the `continuation` of the previous answer, to read on from there"
-MODE = "resolved (default): each correction chain once, with its final wording; full: " \
-       "every version"
+CONTINUATION = "the previous answer's `continuation`, to read on"
+MODE = "resolved (default): each correction chain once, final wording; full: every version"
 
 
-@tool(read_only=False)
+@tool("Open a session", "core", read_only=False, idempotent=True)
 def session_open(
         session_id: required(str, SESSION_ID),
         project_id: required(str, "the project this session belongs to"),
@@ -118,7 +182,7 @@ def session_open(
         participant: required(Annotated[list[str], Field(min_length=1)],
                               "the participants' identities, e.g. [\"alice\", \"claude\"]"),
         title: optional(str, "a title for the session") = None,
-        metadata: optional(dict[str, Any], "a JSON object kept verbatim") = None,
+        metadata: json_object("kept verbatim") = None,
 ) -> list[str]:
     """Open a dialogue session; messages are written into an open session. Opening it again
     with the same attributes answers as the first time. Mirrors `agent-memory session open`."""
@@ -127,20 +191,20 @@ def session_open(
                    title=title, metadata=metadata)
 
 
-@tool(read_only=False)
+@tool("Close a session", "core", read_only=False, idempotent=True)
 def session_close(session_id: required(str, SESSION_ID)) -> list[str]:
     """Close a session: writing to it is refused until it is reopened. Mirrors `agent-memory
     session close`."""
     return options(["session", "close"], session_id=session_id)
 
 
-@tool(read_only=False)
+@tool("Reopen a session", "core", read_only=False, idempotent=True)
 def session_reopen(session_id: required(str, SESSION_ID)) -> list[str]:
     """Reopen a closed session. Mirrors `agent-memory session reopen`."""
     return options(["session", "reopen"], session_id=session_id)
 
 
-@tool(read_only=False)
+@tool("Record a message", "core", read_only=False)
 def write(
         session_id: required(str, SESSION_ID),
         sender_kind: required(Kind, "who sent it"),
@@ -159,7 +223,7 @@ def write(
                                       "KIND:MESSAGE_ID with KIND reply, influence or "
                                       "tool-result") = None,
         corrects: optional(str, "the id of an earlier message this one corrects") = None,
-        attributes: optional(dict[str, Any], "a JSON object kept verbatim") = None,
+        attributes: json_object("kept verbatim") = None,
         wait: optional(float, "seconds to wait for the logger's confirmation (default 1; 0: "
                               "hand it over without waiting)") = None,
         embed_budget: optional(float, "seconds the embedder may take for the message's vector "
@@ -179,7 +243,7 @@ def write(
                    embed_budget=embed_budget)
 
 
-@tool(read_only=True)
+@tool("Read a session", "core", read_only=True)
 def read(
         session_id: required(str, SESSION_ID),
         start: optional(int, "the first sequence number (default 0)") = None,
@@ -194,7 +258,7 @@ def read(
                    continuation=continuation, mode=mode, show_deleted=show_deleted)
 
 
-@tool(read_only=True)
+@tool("Preview messages by time", "navigate", read_only=True)
 def preview(
         session_id: optional(str, "only this session's messages") = None,
         caller: optional(str, "only messages from this sender identity") = None,
@@ -219,7 +283,7 @@ def preview(
                    show_deleted=show_deleted)
 
 
-@tool(read_only=True)
+@tool("A session's relations", "navigate", read_only=True)
 def relations(
         session_id: required(str, SESSION_ID),
         block_size: optional(int, BLOCK_SIZE) = None,
@@ -231,7 +295,7 @@ def relations(
                    continuation=continuation)
 
 
-@tool(read_only=True)
+@tool("The line back to the root", "navigate", read_only=True)
 def path(
         session_id: required(str, SESSION_ID),
         node_id: required(str, MESSAGE_ID),
@@ -245,7 +309,7 @@ def path(
                    block_size=block_size, continuation=continuation)
 
 
-@tool(read_only=True)
+@tool("Leaves and branching points", "navigate", read_only=True)
 def leaves(
         session_id: required(str, SESSION_ID),
         block_size: optional(int, BLOCK_SIZE) = None,
@@ -258,7 +322,7 @@ def leaves(
                    continuation=continuation)
 
 
-@tool(read_only=True)
+@tool("The graph under a message", "navigate", read_only=True)
 def graph(
         session_id: required(str, SESSION_ID),
         anchor: required(str, MESSAGE_ID),
@@ -273,7 +337,7 @@ def graph(
                    block_size=block_size, continuation=continuation)
 
 
-@tool(read_only=True)
+@tool("The logger's contents", "navigate", read_only=True)
 def info(section: optional(str, "one section (default: the table of contents)") = None
          ) -> list[str]:
     """The logger's description of itself: its table of contents, or one section (limits,
@@ -281,7 +345,7 @@ def info(section: optional(str, "one section (default: the table of contents)") 
     return options(["info"], section=section)
 
 
-@tool(read_only=False, destructive=True)
+@tool("Delete a message", "forget", read_only=False, destructive=True, idempotent=True)
 def delete(
         message_id: required(str, MESSAGE_ID),
         mode: required(Literal["soft", "hard"], "soft: hidden from reads (get still shows it); "
@@ -297,7 +361,7 @@ def delete(
     return [*options(["delete"], mode=mode, session_id=session_id, wait=wait), "--", message_id]
 
 
-@tool(read_only=False)
+@tool("Mark messages deleted", "forget", read_only=False, idempotent=True)
 def mark(
         message_ids: required(Annotated[list[str], Field(min_length=1)],
                               "the messages, all of one session"),
@@ -312,7 +376,7 @@ def mark(
             *message_ids]
 
 
-@tool(read_only=False, destructive=True)
+@tool("Delete a session", "forget", read_only=False, destructive=True, idempotent=True)
 def session_delete(
         session_id: required(str, SESSION_ID),
         confirm: required(str, "the session's id once more: deleting is irreversible"),
@@ -324,14 +388,14 @@ def session_delete(
     return options(["session", "delete"], session_id=session_id, confirm=confirm, wait=wait)
 
 
-@tool(read_only=True)
+@tool("Get a message", "core", read_only=True)
 def get(message_id: required(str, MESSAGE_ID)) -> list[str]:
     """One message by its id (not found: error code MESSAGE_UNKNOWN, exit code 5). Mirrors
     `agent-memory get`."""
     return ["get", "--", message_id]
 
 
-@tool(read_only=True)
+@tool("List sessions", "core", read_only=True)
 def sessions(
         project_id: optional(str, "only this project's sessions") = None,
         lifecycle: optional(Literal["open", "closed"], "only open or only closed sessions") = None,
@@ -347,7 +411,7 @@ def sessions(
                    continuation=continuation)
 
 
-@tool(read_only=True)
+@tool("Search by meaning", "core", read_only=True)
 def search(
         query: required(str, "what to look for, in words"),
         scope: required(Literal["session", "project", "all_projects"],
@@ -380,7 +444,7 @@ def search(
                    ranking=ranking)
 
 
-@tool(read_only=True)
+@tool("What to keep in mind now", "core", read_only=True)
 def working_set(
         session_id: required(str, SESSION_ID),
         anchor_text: optional(str, "what the work is about now, in words (this or "
@@ -400,7 +464,7 @@ def working_set(
                    similarity_count=similarity_count, mode=mode)
 
 
-@tool(read_only=True)
+@tool("The store's status", "core", read_only=True)
 def status(probe: optional(bool, "also ask whether the logger and the embedder answer") = None
            ) -> list[str]:
     """The store's state: what waits in the outbox for the logger, what is quarantined or lacks

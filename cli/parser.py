@@ -409,6 +409,15 @@ def _verify(verify: Parser) -> None:
                              "deleted")
 
 
+def _mcp(mcp: Parser) -> None:
+    mcp.add_argument("--tools", metavar="LIST",
+                     help="serve only these tools: names and groups, comma-separated (core: "
+                          "session_open, session_close, session_reopen, write, read, get, "
+                          "sessions, search, working_set, status; "
+                          "navigate: preview, relations, path, leaves, graph, info; forget: "
+                          "delete, mark, session_delete; all, the default)")
+
+
 def _gc(gc: Parser) -> None:
     gc.add_argument("--older-than", required=True, metavar="DURATION",
                     help="moved into .imported/ more than this long ago: 90s, 15m, 12h, 30d, 2w")
@@ -457,4 +466,4 @@ _ADD = {"session": _session, "write": _write, "read": _read, "get": _get,
         "info": _info, "delete": _delete, "mark": _mark,
         "embed": _embed, "sync": _sync, "import": _sync, "status": _status,
         "config": _config, "store": _store, "agent": _agent, "verify": _verify, "gc": _gc,
-        "mcp": lambda parser: None}
+        "mcp": _mcp}
