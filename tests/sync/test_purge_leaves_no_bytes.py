@@ -154,21 +154,23 @@ def test_a_purge_leaves_no_byte_of_the_text_in_the_project_nor_the_reference_fle
             project.cli("sync")  # a transport failure here and there: exit 0 or 3
 
     control.set_faults("embedder", delay=0.4)  # one text per call: the backfill runs long
-    backfill = project.popen("embed", "--batch", "1")
+    started = [project.popen("embed", "--batch", "1")]
     try:
         wait_for(lambda: any(n.endswith(".emb") for n in
                              _names_with(project.store, race.values())),
                  "the backfill wrote its first vector", timeout=20)
-        deletes = [project.popen("delete", race[token], "--mode", "hard")  # all at once:
-                   for token in reversed(list(race))]  # purged before, while or after embedded
-        for delete in deletes:
+        started += [project.popen("delete", race[token], "--mode", "hard")  # all at once:
+                    for token in reversed(list(race))]  # purged before, while or after embedded
+        for delete in started[1:]:
             delete_out, delete_err = delete.communicate(timeout=60)
             assert delete.returncode == 0, (delete_out, delete_err)
+        backfill = started[0]
         out, err = backfill.communicate(timeout=60)
     finally:
-        if backfill.poll() is None:
-            backfill.kill()
-            backfill.wait()
+        for process in started:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
     assert backfill.returncode == 0, (out, err)
     control.clear_faults()
     wait_for(lambda: _everything_forwarded(project, sessions), "every event forwarded",
