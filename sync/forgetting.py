@@ -6,8 +6,9 @@ command that opens the store (or the next sync round):
   1. an intent under `.agent-memory/.purge/<event id>.json` (no text: the ids, and the event
      that will tell the logger);
   2. every file that held the message goes: its `.msg` and `.emb` in every area with their
-     reason files, a whole session's directories for a session delete, the derived vector
-     index (rebuilt from what is left on the next search), temporaries of killed writers;
+     reason files (the `.msg` first: an `.emb` racing in is then seen, by the purge or by its
+     writer), a whole session's directories for a session delete, the derived vector index
+     (rebuilt from what is left on the next search), temporaries of killed writers;
   3. the delete event is written to the session's outbox (it holds no text either), so the
      logger forgets it too, in order with everything written before it;
   4. the intent goes.
@@ -119,15 +120,22 @@ def _carry_out(store: Store, intent: dict[str, Any]) -> None:
     session_id, event = intent["session_id"], intent["event"]
     event_name = event_file(event).name
     if intent["kind"] == "session":
-        for area in AREAS:
-            _remove_where(store, session_id, area, lambda name: name != event_name)
+        def doomed(name: str) -> bool:
+            return name != event_name
     else:
         suffixes = tuple(f"-{intent['message_id']}{ext}" for ext in (names.MESSAGE_EXT,
                                                                       names.VECTOR_EXT))
-        for area in AREAS:
-            _remove_where(store, session_id, area,
-                          lambda name: name.endswith(suffixes)
-                          or name.endswith(tuple(s + ".reason.json" for s in suffixes)))
+        reasons = tuple(s + ".reason.json" for s in suffixes)
+
+        def doomed(name: str) -> bool:
+            return name.endswith(suffixes) or name.endswith(reasons)
+    # Every `.msg` first, then the rest from a fresh listing: an `.emb` written meanwhile by a
+    # writer that still saw its `.msg` is listed then (sync.vectors.emb.write_vector).
+    for area in AREAS:
+        _remove_where(store, session_id, area,
+                      lambda name: doomed(name) and name.endswith(names.MESSAGE_EXT))
+    for area in AREAS:
+        _remove_where(store, session_id, area, doomed)
     shutil.rmtree(os.path.join(store.path, INDEX_DIR), ignore_errors=True)
     from agent_memory.outbox.cleanup import remove_orphan_temporaries
     remove_orphan_temporaries(store, min_age_s=0.0)

@@ -37,15 +37,38 @@ def vector_for(route, config, budget: float, record: dict[str, Any],
 
 def write_vector(store, session_id: str, msg_name: str, record: dict[str, Any]) -> bool:
     """Write the `.emb` record beside the message `msg_name` wherever it lies now; False when
-    one is there already (another writer was quicker) or the message is gone (quarantined)."""
+    one is there already (another writer was quicker) or the message is gone (quarantined).
+
+    A purge (sync.forgetting) may take the `.msg` between the look and the write: the `.emb` is
+    then taken back when the `.msg` is nowhere after it. With the purge's order (every `.msg`
+    first, then a fresh listing for the rest) no `.emb` outlives its deleted message."""
     area = store.area_of(session_id, msg_name, (PENDING, IMPORTED))
     try:
         if area == PENDING:
-            store.append_vector(session_id, msg_name, record)
+            written = store.append_vector(session_id, msg_name, record)
         elif area == IMPORTED:
-            store.append_imported_vector(session_id, msg_name, record)
+            written = store.append_imported_vector(session_id, msg_name, record)
         else:
             return False
     except FileExistsError:
         return False
+    if store.area_of(session_id, msg_name) is None:
+        _take_back(store, written)
+        return False
     return True
+
+
+def _take_back(store, written) -> None:
+    """Remove an `.emb` whose message was purged while it was written."""
+    import os
+    fd = store.session_fd(written.session_id, written.area)
+    if fd is None:
+        return
+    try:
+        os.unlink(written.name, dir_fd=fd)
+    except FileNotFoundError:
+        pass  # the purge took it
+    finally:
+        os.close(fd)
+    if written.area != PENDING:
+        store.remove_empty_session_dir(written.session_id, written.area)

@@ -1,6 +1,7 @@
 """Forgetting reaches the logger in order: a delete or mark made while the logger is down, then
 synced, leaves the logger and the store as the same delete made online; a message hard-deleted
-before it was forwarded is never sent (not a byte of it reaches the logger's data)."""
+before it was forwarded is never sent (not a byte of it reaches the logger's data), and one
+deleted after it was leaves none there."""
 
 from __future__ import annotations
 
@@ -116,9 +117,11 @@ def test_forgetting_offline_then_sync_equals_forgetting_online(tmp_path, fleet_f
         assert project.final_files(session_id) == [], "nothing is left pending"
         assert _holding(project.store, b"delta secret") == []
         assert project.cli("status").rc == 0
-    # the message hard-deleted before it was forwarded never reached the logger; one that did
-    # leaves its bytes in the logger's files (the detector works)
-    assert _holding(str(fleet.data_dir), b"delta secret words")
+    # the message hard-deleted before it was forwarded never reached the logger; the one
+    # deleted after it reached it left no byte there either, while a sent message that stays
+    # is found in the logger's files (the detector works)
+    assert _holding(str(fleet.data_dir), b"alpha words")
+    assert _holding(str(fleet.data_dir), b"delta secret words") == []
     assert _holding(str(fleet.data_dir), b"never-sent s-off") == []
     assert offline.cli("get", late).code == "MESSAGE_UNKNOWN"
 

@@ -2,8 +2,9 @@
 
 Soft deletion and the mark are one flag, `soft_deleted` (outbox.contract): ordinary reads hide
 the message, message_get and the structural reads still show it. A hard delete removes the
-row (its vector lives in it) and the relations it declares, never renumbers anything, and is
-refused while another message relates to it or corrects it: the structure must stay whole.
+row (its vector lives in it) and the relations it declares, leaving no byte of the text in
+the database's files (store.forget_frames); it never renumbers anything, and is refused while
+another message relates to it or corrects it: the structure must stay whole.
 The mark is all or nothing and answers a boolean, never a refusal for its batch.
 """
 
@@ -40,6 +41,8 @@ def message_delete(conn: sqlite3.Connection, params: dict[str, Any]) -> dict[str
                               got=message_id)
             conn.execute("DELETE FROM relations WHERE from_message_id=?", (message_id,))
             conn.execute("DELETE FROM messages WHERE message_id=?", (message_id,))
+    if mode != "soft":
+        store.forget_frames(conn)
     return {"message_id": message_id, "mode": mode, "deleted": True}
 
 

@@ -3,7 +3,8 @@
 Decisions (outbox.contract): opening an existing id with identical attributes is an idempotent
 repeat, with different ones SESSION_CONFLICT; closing a closed / reopening an open session is an
 idempotent success; an unknown session is SESSION_UNKNOWN; delete removes the session with its
-messages, relations and vectors in one transaction and reports the counts.
+messages, relations and vectors in one transaction, leaving no byte of them in the database's
+files (store.forget_frames), and reports the counts.
 """
 
 from __future__ import annotations
@@ -81,6 +82,7 @@ def delete_session(conn: sqlite3.Connection, params: dict[str, Any]) -> dict[str
         relations = conn.execute("DELETE FROM relations WHERE session_id=?",
                                  (session_id,)).rowcount
         conn.execute("DELETE FROM sessions WHERE session_id=?", (session_id,))
+    store.forget_frames(conn)
     return {"session_id": session_id, "deleted": True, "messages_removed": messages,
             "relations_removed": relations, "vectors_removed": vectors}
 

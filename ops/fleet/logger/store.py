@@ -4,6 +4,10 @@ One file (WAL) in the data directory is the whole state, shared by the server pr
 queue worker that runs `messages_import`; each process opens its own connection (a connection
 must not cross a fork, hence one per pid). Writers take `BEGIN IMMEDIATE` so the two processes
 serialise cleanly; `busy_timeout` makes the other wait instead of failing.
+
+A hard delete must leave no byte of the text in any file: every connection has `secure_delete`
+(freed cells and pages are zeroed), and after a delete the WAL, whose older frames still hold
+the pages as they were, is checkpointed into the file and truncated (`forget_frames`).
 """
 
 from __future__ import annotations
@@ -89,6 +93,7 @@ def connect(path: Path | None = None) -> sqlite3.Connection:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA busy_timeout=30000")
+        conn.execute("PRAGMA secure_delete=ON")
         conn.executescript(SCHEMA)
         # A connection inherited through fork stays referenced and unused: closing it in the
         # child could checkpoint or unlink the parent's WAL.
@@ -106,6 +111,25 @@ def write(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
+
+
+_unforgotten = False  # a delete whose WAL frames could not be dropped yet (a reader held them)
+
+
+def forget_frames(conn: sqlite3.Connection) -> bool:
+    """After a delete: copy the WAL into the file and truncate it, so the frames that still
+    hold the deleted text are gone. False (retried by `forget_pending`) while a reader of the
+    other process holds an older snapshot past the busy timeout."""
+    global _unforgotten
+    busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+    _unforgotten = bool(busy)
+    return not busy
+
+
+def forget_pending(conn: sqlite3.Connection) -> None:
+    """Retry a `forget_frames` that found the WAL busy (the Vectorizer's loop calls this)."""
+    if _unforgotten:
+        forget_frames(conn)
 
 
 def message_entry(row: tuple) -> dict[str, Any]:

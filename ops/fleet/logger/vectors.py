@@ -23,6 +23,7 @@ import numpy as np
 from agent_memory.outbox import contract as c
 from ops.fleet import layout
 from ops.fleet.faults import FaultReader
+from ops.fleet.logger import store
 
 log = logging.getLogger(__name__)
 BATCH = 256
@@ -162,6 +163,7 @@ class Vectorizer:
         await asyncio.sleep(interval)
         while True:
             try:
+                store.forget_pending(conn_factory())
                 done = await self.fill(conn_factory(), limit=BATCH)
                 if self.blocked:
                     await asyncio.sleep(max(interval, 1.0))
