@@ -34,12 +34,13 @@ WRITING = ("session_open", "session_close", "session_reopen", "write", "delete",
 # --- driving the server ----------------------------------------------------------------------
 
 @asynccontextmanager
-async def mcp_session(project, *options: str, cwd: str | None = None, roots: list[str] = ()):
+async def mcp_session(project, *options: str, cwd: str | None = None, roots: list[str] = (),
+                      after: tuple[str, ...] = ()):
     """An initialized client session with `agent-memory [--config C] OPTIONS mcp` run in the
     project (or `cwd`); the client offers `roots` when given. The server's stderr is kept
     beside the project (mcp-server.err), for a failing test to show."""
     prefix = ["--config", project.config] if project.config else []
-    params = StdioServerParameters(command=CLI, args=[*prefix, *options, "mcp"],
+    params = StdioServerParameters(command=CLI, args=[*prefix, *options, "mcp", *after],
                                    env=project.env, cwd=cwd or project.root)
     listed = None
     if roots:
