@@ -285,6 +285,27 @@ def claim(ctx) -> str | dict[str, Any] | None:
     return None
 
 
+def sync_round(ctx, limits: dict[str, int]) -> dict[str, Any] | None:
+    """A one-shot `sync` beside the agent of its own identity: the agent runs a full round now
+    (even while backing off) and answers its report ({"ok": True, "sessions", "warnings",
+    "failure"?}), {"ok": False, "stopping": True} when it stopped instead (the lock is then
+    free soon), {"ok": False, "mismatch": True} when it runs with another identity after all;
+    None when no agent answers, or one of a release that runs no rounds for commands."""
+    identity = _identity(ctx)
+    if identity is None:
+        return None
+    try:
+        answer = ask(identity["store"], {**identity, "op": "sync", "limits": limits},
+                     RUN_TIMEOUT)
+    except AgentLost as exc:
+        return {"ok": False, "stopping": True, "error": str(exc)}
+    if answer is None or answer.get("ok") or answer.get("stopping"):
+        return answer
+    if answer.get("mismatch"):  # its identity changed since it took the lock: claim it
+        return {"ok": False, "mismatch": True}
+    return None  # an agent of a release without this request
+
+
 def declined(ctx) -> bool:
     """Did an agent of another identity decline this command and stay?"""
     return ctx.agent_declined_by is not None
