@@ -92,9 +92,10 @@ def _identity(ctx) -> dict[str, Any] | None:
     return {"protocol": channel.PROTOCOL, **identity.of(store, ctx.config)}
 
 
-def _declined(ctx, store_path: str, answer: dict[str, Any]) -> None:
+def _declined(ctx, store_path: str, answer: dict[str, Any], wait: bool = True) -> None:
     """The agent declined this command (another identity): wait for one that hands over to
-    exit, and start a new one after the command; remember one that stays."""
+    exit (unless the caller waits for the sync lock instead), and start a new one after the
+    command; remember one that stays."""
     agent = answer.get("agent") if isinstance(answer.get("agent"), dict) else {}
     pid = agent.get("pid")
     if "handover" not in answer:  # an older release: it cannot be asked to hand over
@@ -103,7 +104,7 @@ def _declined(ctx, store_path: str, answer: dict[str, Any]) -> None:
     else:
         handing_over = bool(answer.get("handover"))
     if handing_over:
-        if isinstance(pid, int):
+        if wait and isinstance(pid, int):
             wait_gone(pid, HANDOVER_WAIT)
         ctx.agent_wanted = True
         return
@@ -264,7 +265,8 @@ def deliver(ctx, file, wait: float, embed_budget: float = 0.0):
 def claim(ctx) -> str | dict[str, Any] | None:
     """Ask the store's agent for the store on behalf of a command that forwards it itself (a
     one-shot `sync`): "same" (it runs with this identity and forwards the store), "handed_over"
-    (an autostarted agent of another identity stopped), the agent's description when one of
+    (an autostarted agent of another identity is stopping: the caller waits for the sync lock,
+    not for the process to exit, and meanwhile gets ready), the agent's description when one of
     another identity stays, or None when no agent answers."""
     identity = _identity(ctx)
     if identity is None:
@@ -279,10 +281,31 @@ def claim(ctx) -> str | dict[str, Any] | None:
         return "same"
     if answer.get("mismatch"):
         wanted = ctx.agent_wanted
-        _declined(ctx, identity["store"], answer)
+        _declined(ctx, identity["store"], answer, wait=False)
         ctx.agent_wanted = wanted  # a sync never starts an agent
         return ctx.agent_declined_by if ctx.agent_declined_by is not None else "handed_over"
     return None
+
+
+def sync_round(ctx, limits: dict[str, int]) -> dict[str, Any] | None:
+    """A one-shot `sync` beside the agent of its own identity: the agent runs a full round now
+    (even while backing off) and answers its report ({"ok": True, "sessions", "warnings",
+    "failure"?}), {"ok": False, "stopping": True} when it stopped instead (the lock is then
+    free soon), {"ok": False, "mismatch": True} when it runs with another identity after all;
+    None when no agent answers, or one of a release that runs no rounds for commands."""
+    identity = _identity(ctx)
+    if identity is None:
+        return None
+    try:
+        answer = ask(identity["store"], {**identity, "op": "sync", "limits": limits},
+                     RUN_TIMEOUT)
+    except AgentLost as exc:
+        return {"ok": False, "stopping": True, "error": str(exc)}
+    if answer is None or answer.get("ok") or answer.get("stopping"):
+        return answer
+    if answer.get("mismatch"):  # its identity changed since it took the lock: claim it
+        return {"ok": False, "mismatch": True}
+    return None  # an agent of a release without this request
 
 
 def declined(ctx) -> bool:

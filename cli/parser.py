@@ -352,8 +352,8 @@ def _sync(sync: Parser) -> None:
     sync.add_argument("--quarantine-after", type=integer, default=3, metavar="N",
                       help="refusals across runs before an item moves to .quarantine/ "
                            "(default 3)")
-    sync.add_argument("--sessions-in-flight", type=integer, default=2, metavar="N",
-                      help="sessions forwarded at once; each stays in order (default 2)")
+    sync.add_argument("--sessions-in-flight", type=integer, default=4, metavar="N",
+                      help="sessions forwarded at once; each stays in order (default 4)")
     sync.add_argument("--watch", action="store_true",
                       help="keep running: forward new files as they appear (watchdog events, "
                            "debounced), rescan periodically, back off while the logger is "

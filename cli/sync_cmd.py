@@ -35,7 +35,9 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
         return watch_cmd.run(ctx, args)
     store = ctx.store()
     lock_wait = 0.0
-    held = _held_by_another(ctx, store)
+    held = _held_by_another(ctx, store, args)
+    if isinstance(held, tuple):
+        return held  # the agent's round
     if isinstance(held, dict):
         return held, "file"
     if held is not None:
@@ -62,9 +64,7 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
     from agent_memory.sync.log import get_logger
     from agent_memory.sync.runner import LockBusy, run as run_sync
     log = get_logger()
-    limits = Limits(batch_items=args.batch_items, batch_bytes=args.batch_bytes,
-                    quarantine_after=args.quarantine_after,
-                    sessions_in_flight=args.sessions_in_flight)
+    limits = Limits(**_limits(args))
     try:
         reports, warnings = run_sync(
             store, ctx.config, limits=limits, lock_wait=lock_wait,
@@ -75,11 +75,28 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
                 "reason": f"another process (pid {exc.holder}) holds the sync lock and "
                           "forwards this store with this configuration"}, "file"
     except (Unreachable, Refused, Failed) as exc:
-        from agent_memory.cli import fleet_errors
-        fleet_errors.raise_for(exc, refusal=lambda code, statement: RefusedError(
-            statement, code=code), unreachable_note="; pending files stay pending (what was "
-                                                    "confirmed before is in .imported/)")
-    sessions = [r.as_dict() for r in reports]
+        _raise_for(exc)
+    return _answer([r.as_dict() for r in reports], warnings)
+
+
+def _limits(args) -> dict[str, int]:
+    return {"batch_items": args.batch_items, "batch_bytes": args.batch_bytes,
+            "quarantine_after": args.quarantine_after,
+            "sessions_in_flight": args.sessions_in_flight}
+
+
+def _raise_for(exc: BaseException):
+    """A fleet failure that stopped the sync, with the exit code of its kind (cli.fleet_errors):
+    4 unreachable, 6 credentials refused, 1 refused or failed."""
+    from agent_memory.cli import fleet_errors
+    fleet_errors.raise_for(exc, refusal=lambda code, statement: RefusedError(
+        statement, code=code), unreachable_note="; pending files stay pending (what was "
+                                                "confirmed before is in .imported/)")
+
+
+def _answer(sessions: list[dict[str, Any]], warnings: list[str]) -> tuple[dict[str, Any], str]:
+    """The report of a sync, whoever ran it (this command, or the agent's round): exit 1 with
+    the report in the details when an item was refused."""
     data = {"skipped": False, "sessions": sessions, "totals": _totals(sessions)}
     if warnings:
         data["warnings"] = warnings
@@ -90,12 +107,36 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
     return data, "logger"
 
 
-def _held_by_another(ctx: Context, store) -> dict[str, Any] | float | None:
-    """Is the store's sync lock held? None: no. The "skipped" answer when the holder forwards
-    with this very configuration and version (cron steps aside). A number of seconds to wait for
-    the lock when the holder runs with another identity and lets go (an autostarted agent hands
-    over; a one-shot sync finishes). StoreHeldError when it keeps the store (an agent started
-    by hand or by systemd)."""
+def _by_the_agent(ctx: Context, args, holder: int) -> tuple[dict[str, Any], str] | float | None:
+    """The agent of this configuration holds the store: it runs a round now and this command
+    answers that round's report as its own (the same fields, the same exit codes). A number of
+    seconds to wait for the lock when the agent stopped instead; None when no agent of this
+    configuration answers (a one-shot sync or an inline forward holds the lock)."""
+    from agent_memory.cli import agent_client
+    if agent_client.mode(ctx) == "off":
+        return None
+    if not ctx.store().has_pending():  # nothing to do, as inline: the logger is not asked
+        return {"skipped": False, "sessions": [], "totals": _totals([])}, "file"
+    answer = agent_client.sync_round(ctx, _limits(args))
+    if answer is None or answer.get("mismatch"):
+        return None if answer is None else HELD_WAIT
+    if not answer.get("ok"):
+        return HELD_WAIT  # it is stopping: the lock is free soon, and this command syncs
+    import sys
+    sys.stderr.write(f"agent-memory: note: the project's agent (pid {holder}) ran this sync\n")
+    if isinstance(answer.get("failure"), dict):
+        from agent_memory.sync import delivery
+        _raise_for(delivery.failure_from_dict(answer["failure"]))
+    return _answer(list(answer.get("sessions") or []), list(answer.get("warnings") or []))
+
+
+def _held_by_another(ctx: Context, store, args) -> Any:
+    """Is the store's sync lock held? None: no. The answer when the holder is the project's
+    agent of this very configuration and version (it ran a round for this command). A number of
+    seconds to wait for the lock when the holder runs with another identity and lets go (an
+    autostarted agent hands over; a one-shot sync finishes). The "skipped" answer when a
+    one-shot sync or an inline forward of this configuration holds it (cron steps aside).
+    StoreHeldError when it keeps the store (an agent started by hand or by systemd)."""
     from agent_memory.sync import identity
     from agent_memory.sync.lock import SyncLock
     lock = SyncLock(store.path)
@@ -104,6 +145,9 @@ def _held_by_another(ctx: Context, store) -> dict[str, Any] | float | None:
         return None
     theirs = lock.holder_identity()
     if theirs is None or not identity.differences(identity.of(store.path, ctx.config), theirs):
+        done = _by_the_agent(ctx, args, holder)
+        if done is not None:
+            return done
         return {"skipped": True, "holder_pid": holder,
                 "reason": f"another process (pid {holder}) holds the sync lock and forwards "
                           "this store with this configuration"}

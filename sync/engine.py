@@ -40,7 +40,7 @@ class Limits:
     """Batch bounds and the quarantine threshold (see the README for how they were chosen)."""
 
     def __init__(self, batch_items: int = 1000, batch_bytes: int = 4 << 20,
-                 quarantine_after: int = 3, sessions_in_flight: int = 2,
+                 quarantine_after: int = 3, sessions_in_flight: int = 4,
                  refused_holdoff: float = 0.0) -> None:
         # A message refused less than `refused_holdoff` seconds ago is not sent again yet: the
         # watcher runs a round for every new file of a session, and without it would resend a

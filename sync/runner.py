@@ -83,6 +83,10 @@ def run(store: Store, config: Config, *, session_id: str | None = None,
     """
     from agent_memory.sync import identity
     lock = SyncLock(store.path)
+    if lock_wait > 0 and lock.holder() is not None:
+        # the holder is letting go (an agent handing over exits, a sync finishes): the fleet
+        # client's import (about half a second) is paid meanwhile, not after
+        import ailogger_client  # noqa: F401
     if not lock.acquire(lock_wait, identity.of(store.path, config)):
         raise LockBusy(lock.holder(), lock.holder_identity())
     try:

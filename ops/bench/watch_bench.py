@@ -98,7 +98,7 @@ def cron_run(project: Path, config: Path, env: dict[str, str], pairs: int,
     write = write_args(config, "cron-bench", "a benchmark message of a few words")
     file_write = ["--store", "file", *write]
     answer, _ = timed_cli(sync_args, project, env)
-    assert answer["data"].get("skipped") is True, answer  # the watcher holds the lock
+    assert answer["data"].get("skipped") is False, answer  # nothing pending: no round
     timed_cli(file_write, project, write_env)  # warm the page cache
     syncs, writes = [], []
     for _ in range(pairs):

@@ -17,6 +17,9 @@ frames; cli.agent_client is the other end).
 
 - `claim`: a command of another identity (a one-shot `sync` with another configuration)
   asks for the store: an autostarted agent hands over, any other declines.
+- `sync`: a one-shot `sync` of this identity (cron, or a user who wants it delivered now)
+  has the agent run a full round at once, even while it backs off, and hears that round's
+  report (sync.agent.rounds): the command answers it as it would answer its own.
 
 Every request but `ping` and `stop` carries the caller's identity (sync.identity: store,
 configuration path and digest, version). One that differs from the agent's is declined
@@ -46,6 +49,9 @@ RunCommand = Callable[[list, str, "str | None", Any], dict]
 
 # The logger commands `write` and `session` make with `--store logger`.
 CALLS = frozenset({"append_message", "open_session", "close_session", "reopen_session"})
+
+# The batch bounds a `sync` request may set for its round (sync.engine.Limits).
+SYNC_BOUNDS = ("batch_items", "batch_bytes", "quarantine_after", "sessions_in_flight")
 
 
 class AgentService:
@@ -85,6 +91,9 @@ class AgentService:
         if op == "run":
             self.watcher.touch()
             return self._run(request)
+        if op == "sync":
+            self.watcher.touch()
+            return self._sync(request)
         return {"ok": False, "error": f"unknown op {op!r}"}
 
     def describe(self) -> dict[str, Any]:
@@ -154,3 +163,27 @@ class AgentService:
             return {"ok": False, "error": "a run request needs argv"}
         return self._run_command(argv, os.path.dirname(self.store.path),
                                  self.watcher.config.source, self.route)
+
+    def _sync(self, request: dict[str, Any]) -> dict[str, Any]:
+        """A full round now, with the command's batch bounds; its report, or why there was
+        none (the agent is stopping: the command then waits for the lock and syncs itself)."""
+        import asyncio
+        from agent_memory.sync.engine import Limits
+        bounds = request.get("limits") if isinstance(request.get("limits"), dict) else {}
+        try:
+            limits = Limits(**{key: int(bounds[key]) for key in SYNC_BOUNDS if key in bounds},
+                            refused_holdoff=self.watcher.options.limits.refused_holdoff)
+        except (TypeError, ValueError):
+            return {"ok": False, "error": f"a sync request's limits are {SYNC_BOUNDS}"}
+        loop = self.watcher.serving_loop(30.0)
+        if loop is None:
+            return {"ok": False, "stopping": True, "error": "the agent is stopping"}
+        from concurrent.futures import CancelledError
+        future = asyncio.run_coroutine_threadsafe(self.watcher.sync_now(limits), loop)
+        try:
+            result = future.result()
+        except (CancelledError, asyncio.CancelledError):  # the loop ended before the round
+            return {"ok": False, "stopping": True, "error": "the agent stopped"}
+        if result.cut_short:
+            return {"ok": False, "stopping": True, "error": "the agent stopped mid-round"}
+        return {"ok": True, **result.as_dict()}

@@ -69,6 +69,7 @@ from agent_memory.sync.agent.following import ConfigFollower
 from agent_memory.sync.agent.handoff import Handoff, Rounds
 from agent_memory.sync.agent.health import LoggerHealth
 from agent_memory.sync.agent.report import WatcherReport
+from agent_memory.sync.agent.rounds import RoundResult
 from agent_memory.sync.config import Config
 from agent_memory.sync.engine import Limits, SessionReport
 from agent_memory.sync.links.failures import Failed, Refused, Unreachable, describe
@@ -432,18 +433,27 @@ class Watcher:
         async with self.engine_lock:
             await self._round_locked(full)
 
-    async def _round_locked(self, full: bool) -> None:
+    async def sync_now(self, limits: Limits | None = None) -> "RoundResult":
+        """A full round now, asked by a one-shot `sync` (on the loop): tried even while backing
+        off (the command wants to hear how the logger is now), with the command's batch bounds;
+        what it did (sync.agent.rounds.RoundResult)."""
+        async with self.engine_lock:
+            return await self._round_locked(True, limits)
+
+    async def _round_locked(self, full: bool, limits: Limits | None = None) -> "RoundResult":
         started = time.monotonic()
+        result = RoundResult()
         if full:
             if self._store_removed():
                 self.stop_reason = "store removed"
                 self.log.warning("store_removed", store=self.path)
-                return
+                result.error = Failed("the store directory was removed")
+                return result
             from agent_memory.sync.engine import tidy
             for done in tidy(self.store):
                 event = done.pop("event")
-                done.pop("message")
-                if event == "stray":  # said once in the agent's life, not every full round
+                result.warnings.append(done.pop("message"))
+                if event == "stray":  # logged once in the agent's life, not every full round
                     if done["entry"] in self._strays_said:
                         continue
                     self._strays_said.add(done["entry"])
@@ -465,19 +475,21 @@ class Watcher:
             if session_ids:
                 link = await self.ensure_link()
                 from agent_memory.sync.engine import SyncEngine
-                engine = SyncEngine.for_store(self.store, link, self.options.limits,
+                engine = SyncEngine.for_store(self.store, link, limits or self.options.limits,
                                               self._progress)
                 for warning in engine.state.warnings:
                     self.log.warning("sync_state", detail=warning)
+                result.warnings.extend(engine.state.warnings)
                 for session_id in session_ids:
                     if self.stop_reason is not None:
+                        result.cut_short = True
                         break
                     report = await engine.sync_session(session_id)
                     reports.append(report)
                     self.report.totals["answers"] += self.handoff.settle(report)
                     self._round_imported = 0
         except _StopNow:
-            pass
+            result.cut_short = True
         except (Unreachable, Failed, Refused) as exc:
             error = exc
         except Exception as exc:  # a bug or an OS error: logged, backed off, never a crash loop
@@ -502,6 +514,8 @@ class Watcher:
             self._next_rescan = time.monotonic() + self.options.rescan
         self.backfill.maybe_start(force=full)
         self._publish_soon()
+        result.reports, result.error = reports, error
+        return result
 
     def _progress(self, event: str, fields: dict[str, Any]) -> None:
         """The engine's callback after each committed batch."""
