@@ -20,7 +20,12 @@ INTEGER_OR_NULL = {"type": ["integer", "null"]}
 
 
 def shape(required: tuple[str, ...] = (), **properties: Any) -> dict[str, Any]:
-    return {"type": "object", "properties": properties, "required": list(required)}
+    out: dict[str, Any] = {"type": "object"}
+    if properties:
+        out["properties"] = properties
+    if required:
+        out["required"] = list(required)
+    return out
 
 
 def array(items: dict[str, Any]) -> dict[str, Any]:

@@ -109,10 +109,12 @@ def build_server(call, tools: list[mcp_tools.Tool] | None = None) -> MCPServer:
 
 def input_schema(generated: dict[str, Any]) -> dict[str, Any]:
     """The SDK's schema of a tool's parameters, made smaller and stricter: no generated
-    titles (a model reads the descriptions), and no property it does not declare."""
+    titles (a model reads the descriptions), no `"default": null` (a field left out is
+    null; every optional field's type admits it), and no property it does not declare."""
     schema = {"type": "object", "properties": {}, "additionalProperties": False}
     for name, prop in generated["properties"].items():
-        schema["properties"][name] = {k: v for k, v in prop.items() if k != "title"}
+        schema["properties"][name] = {k: v for k, v in prop.items()
+                                      if k != "title" and not (k == "default" and v is None)}
     if generated.get("required"):
         schema["required"] = list(generated["required"])
     return schema

@@ -211,24 +211,18 @@ def write(
         sender_identity: required(str, "the sender's identity, e.g. \"alice\""),
         receiver_kind: required(Kind, "who it is for"),
         receiver_identity: required(str, "the receiver's identity, e.g. \"claude\""),
-        text: required(str, "the message text, exactly as it is to be kept: non-empty, at "
-                            "most 1 MiB of UTF-8"),
+        text: required(str, "the text, kept exactly (at most 1 MiB)"),
         priority: optional(int, "0 (default) is the ordinary flow") = None,
-        message_id: optional(str, "only to replay a message: its version 4 UUID (the same id "
-                                  "with the same content answers as the first time and writes "
-                                  "nothing)") = None,
-        occurred_at: optional(str, "only to replay a message: when it happened, RFC 3339 with "
-                                   "an offset (default: now)") = None,
-        relation: optional(list[str], "links to earlier messages of the session, each "
-                                      "KIND:MESSAGE_ID with KIND reply, influence or "
-                                      "tool-result") = None,
+        message_id: optional(str, "your own id (a version 4 UUID) to make retries safe: the "
+                                  "same id and content again writes nothing") = None,
+        occurred_at: optional(str, "when it happened, RFC 3339 with an offset (default: now)") = None,
+        relation: optional(list[str], "KIND:MESSAGE_ID links to earlier messages, KIND "
+                                      "reply, influence or tool-result") = None,
         corrects: optional(str, "the id of an earlier message this one corrects") = None,
         attributes: json_object("kept verbatim") = None,
-        wait: optional(float, "seconds to wait for the logger's confirmation (default 1; 0: "
-                              "hand it over without waiting)") = None,
-        embed_budget: optional(float, "seconds the embedder may take for the message's vector "
-                                      "(default 2, 0 with the file store alone; 0: leave it "
-                                      "to the agent or `embed`)") = None,
+        wait: optional(float, "seconds to wait for the logger's confirmation (default 1)") = None,
+        embed_budget: optional(float, "seconds the embedder may take for the vector "
+                                      "(default 2; 0: later)") = None,
 ) -> list[str]:
     """Record one message in a session. It lands in the project's outbox first (durable once
     this answers), then goes to the logger: `store` "logger" when the logger confirmed it,
@@ -348,9 +342,8 @@ def info(section: optional(str, "one section (default: the table of contents)") 
 @tool("Delete a message", "forget", read_only=False, destructive=True, idempotent=True)
 def delete(
         message_id: required(str, MESSAGE_ID),
-        mode: required(Literal["soft", "hard"], "soft: hidden from reads (get still shows it); "
-                                               "hard: its text is erased from every file of "
-                                               "the project's store now, and from the logger"),
+        mode: required(Literal["soft", "hard"], "soft: hidden from reads; hard: its text "
+                                               "erased here and in the logger"),
         session_id: optional(str, "the message's session, only when neither the store nor a "
                                   "reachable logger knows the message") = None,
         wait: optional(float, "seconds to wait for the logger's confirmation (default 1)") = None,
@@ -431,9 +424,8 @@ def search(
         filter_session_id: optional(str, "only this session's messages") = None,
         filter_project_id: optional(str, "only this project's messages") = None,
         ranking: optional(Literal["auto", "vector", "bm25"],
-                          "auto (default): by meaning, else by words when no vector can be had "
-                          "for the query; vector: by meaning or fail (exit code 7); bm25: by "
-                          "words") = None,
+                          "auto (default): by meaning, else by words; vector: by meaning or "
+                          "fail; bm25: by words") = None,
 ) -> list[str]:
     """Messages closest in meaning to a query, best first (`matches`, each with its `score`;
     `more`, `next_offset`). Mirrors `agent-memory search`."""
