@@ -27,8 +27,8 @@ def raise_for(exc: BaseException, service: str = "logger", refusal=from_refusal,
     from agent_memory.sync.links.failures import Credentials, Refused, Unreachable
     if isinstance(exc, Credentials):
         raise CredentialsError(f"the {service} does not accept this configuration's "
-                               f"credentials ({exc.kind}): {exc.reason}",
-                               credentials=exc.kind) from None
+                               f"credentials ({exc.credential}): {exc.reason}",
+                               credentials=exc.credential) from None
     if isinstance(exc, Unreachable):
         raise LoggerUnreachableError(f"{service} unreachable: {exc}{unreachable_note}") from None
     if isinstance(exc, Refused):
@@ -41,7 +41,7 @@ def fell_back(ctx, exc: BaseException) -> None:
     for the answer's warnings."""
     from agent_memory.sync.links.failures import Credentials
     if isinstance(exc, Credentials):
-        ctx.warnings.append({"kind": "logger_credentials", "credentials": exc.kind,
+        ctx.warnings.append({"kind": "logger_credentials", "credentials": exc.credential,
                              "reason": f"answered from the outbox: the logger does not accept "
                                        f"this configuration's credentials: {exc.reason}"})
 

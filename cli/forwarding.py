@@ -99,8 +99,8 @@ def direct(ctx: Context, command: str, **params: Any) -> tuple[Any, str]:
             return ctx.route.call(ctx.config, command, **params), "logger"
         if "result" in served:
             return served["result"], "logger"
-        from agent_memory.sync import delivery
-        raise delivery.failure_from_dict(served["failure"])
+        from agent_memory.sync.links import failures
+        raise failures.from_dict(served["failure"])
     except (Unreachable, Refused, Failed) as exc:
         fleet_errors.raise_for(exc, refusal=lambda code, statement: RefusedError(
             statement, code=code))

@@ -94,8 +94,8 @@ async def _probe_embedder(config) -> dict[str, Any]:
 
 def _refused_credentials(exc, started: float) -> dict[str, Any]:
     from agent_memory.sync.links.failures import FIXES
-    return {"configured": True, "answers": False, "credentials": exc.kind, "error": exc.reason,
-            "fix": FIXES.get(exc.kind), "seconds": round(time.perf_counter() - started, 3)}
+    return {"configured": True, "answers": False, "credentials": exc.credential, "error": exc.reason,
+            "fix": FIXES.get(exc.credential), "seconds": round(time.perf_counter() - started, 3)}
 
 
 def credentials_report(config, watcher: dict[str, Any]) -> dict[str, Any] | None:

@@ -125,8 +125,8 @@ def _by_the_agent(ctx: Context, args, holder: int) -> tuple[dict[str, Any], str]
     import sys
     sys.stderr.write(f"agent-memory: note: the project's agent (pid {holder}) ran this sync\n")
     if isinstance(answer.get("failure"), dict):
-        from agent_memory.sync import delivery
-        _raise_for(delivery.failure_from_dict(answer["failure"]))
+        from agent_memory.sync.links import failures
+        _raise_for(failures.from_dict(answer["failure"]))
     return _answer(list(answer.get("sessions") or []), list(answer.get("warnings") or []))
 
 

@@ -108,34 +108,6 @@ def append_answer(entry: dict[str, Any], known: dict[str, Any] | None) -> dict[s
     return answer
 
 
-def failure_as_dict(exc: BaseException) -> dict[str, Any]:
-    """A fleet failure (sync.links.failures) as JSON, for the agent's socket (`call`)."""
-    from agent_memory.sync.links.failures import Credentials, Failed, Refused, Unreachable, describe
-    if isinstance(exc, Failed):
-        return {"kind": "failed", "message": str(exc)}
-    if isinstance(exc, Credentials):
-        return {"kind": "credentials", "credentials": exc.kind, "message": exc.reason}
-    if isinstance(exc, Unreachable):
-        return {"kind": "unreachable", "message": str(exc)}
-    if isinstance(exc, Refused):
-        return {"kind": "refused", "code": exc.code, "statement": exc.statement}
-    return {"kind": "failed", "message": describe(exc)}
-
-
-def failure_from_dict(failure: dict[str, Any]) -> Exception:
-    """Back from `failure_as_dict`: the exception the call would have raised here."""
-    from agent_memory.sync.links.failures import Credentials, Failed, Refused, Unreachable
-    kind = failure.get("kind")
-    message = str(failure.get("message") or kind or "failed")
-    if kind == "refused":
-        return Refused(failure.get("code"), str(failure.get("statement") or "refused"))
-    if kind == "credentials":
-        return Credentials(str(failure.get("credentials") or "client_certificate"), message)
-    if kind == "unreachable":
-        return Unreachable(message)
-    return Failed(message)
-
-
 def as_dict(delivery: Delivery) -> dict[str, Any]:
     """The JSON-ready form (for the agent's socket): the fields that are set."""
     return {key: value for key, value in delivery._asdict().items() if value is not None}

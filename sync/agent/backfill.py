@@ -1,7 +1,9 @@
 """The watcher's vector backfill: messages without a vector are embedded (sync.vectors.backfill)
 in a worker thread beside the rounds, so a slow embedder never holds up forwarding. An
 unreachable or failing embedder gets its own capped, jittered backoff; texts it refused are not
-sent again for the watcher's life. Lives on the watcher's event loop."""
+sent again for the watcher's life; an embedder that refuses this configuration's credentials
+is reported as such (sync.links.failures.account) and waited for long. Lives on the watcher's
+event loop."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import time
 from typing import Any, Callable
 
 from agent_memory.sync.agent.backoff import Backoff
-from agent_memory.sync.links.failures import Unreachable
+from agent_memory.sync.links.failures import Credentials, account
 from agent_memory.outbox.survey import iso
 
 
@@ -30,10 +32,20 @@ class VectorBackfill:
         self._task: asyncio.Future | None = None
         self._backoff = Backoff(options.backoff_initial, options.backoff_max,
                                 options.backoff_factor)
+        self._credentials = Backoff(options.credentials_backoff_initial,
+                                    options.credentials_backoff_max, 2.0)
         self._retry_at = 0.0
         self._last = float("-inf")
         self._new_messages = False
         self.unembeddable: set[str] = set()  # texts the embedder refused: not sent again
+
+    def take(self, config) -> None:
+        """A configuration reloaded in place: the next backfill uses it, at once (a delay
+        earned with the old one, a refused certificate say, is forgotten)."""
+        self.config = config
+        self._backoff.reset()
+        self._credentials.reset()
+        self._retry_at = 0.0
 
     def note_new_message(self) -> None:
         self._new_messages = True
@@ -82,17 +94,21 @@ class VectorBackfill:
             result = task.result()
         except (_Stopped, asyncio.CancelledError):
             return
-        except Exception as exc:  # noqa: BLE001 - Unreachable or anything else: back off
-            delay = self._backoff.failed()
+        except Exception as exc:  # noqa: BLE001 - any failure: back off
+            # a refused credential is no outage: retrying soon will not fix it (the long
+            # delay of the logger's health, sync.agent.health)
+            backoff = self._credentials if isinstance(exc, Credentials) else self._backoff
+            delay = backoff.failed()
             self._retry_at = time.monotonic() + delay
-            kind = "unreachable" if isinstance(exc, Unreachable) else "failed"
-            report.embed_error = {"at": iso(), "kind": kind,
-                                  "message": (str(exc) or type(exc).__name__)[:2000],
+            said = account(exc)
+            report.embed_error = {"at": iso(), **said,
+                                  "message": str(said["message"])[:2000],
                                   "retry_in_s": round(delay, 3)}
-            self.log.warning("embedder_" + kind, error=report.embed_error["message"],
-                             retry_in_s=round(delay, 3))
+            self.log.warning("embedder_" + str(said["kind"]),
+                             error=report.embed_error["message"], retry_in_s=round(delay, 3))
             return
         self._backoff.reset()
+        self._credentials.reset()
         report.embed_error = None
         result = dict(result) if isinstance(result, dict) else {"result": result}
         self.unembeddable.update(item["message_id"] for item in result.get("unembeddable") or ())

@@ -15,8 +15,8 @@ import time
 
 from agent_memory.outbox.survey import iso
 from agent_memory.sync.agent.backoff import Backoff
-from agent_memory.sync.links.failures import (FIXES, Credentials, Failed, Refused, Unreachable,
-                                              describe, pending_reason)
+from agent_memory.sync.links.failures import (Credentials, Failed, Refused, Unreachable, account,
+                                              pending_reason)
 from agent_memory.sync.links.logger import RetryPolicy
 
 PROBE_POLICY = RetryPolicy(attempts=1)
@@ -60,17 +60,14 @@ class LoggerHealth:
         report = self.report
         report.totals["errors"] += 1
         report.next_attempt = time.time() + delay
-        kind = ("credentials" if credentials else "unreachable" if isinstance(exc, Unreachable)
-                else "refused" if isinstance(exc, Refused) else "failed")
-        message = describe(exc) if not isinstance(exc, Unreachable) else str(exc)
-        report.last_error = {"at": iso(), "kind": kind, "message": message[:2000],
+        said = account(exc)
+        message = str(said["message"])[:2000]
+        report.last_error = {"at": iso(), **said, "message": message,
                              "consecutive_failures": backoff.failures,
                              "retry_in_s": round(delay, 3)}
-        if credentials:
-            report.last_error.update(credentials=exc.kind, fix=FIXES.get(exc.kind))
         report.status = "backing_off"
-        self.log.warning("logger_" + kind, error=message[:2000], failures=backoff.failures,
-                         retry_in_s=round(delay, 3))
+        self.log.warning("logger_" + str(said["kind"]), error=message,
+                         failures=backoff.failures, retry_in_s=round(delay, 3))
         return delay
 
     def succeeded(self) -> None:

@@ -4,14 +4,15 @@ A `sync` run beside the project's agent of its own configuration does not forwar
 itself (the agent holds the sync lock): it asks the agent for a round now (the `sync` request)
 and answers that round's report, with the exit codes it would have had inline
 (cli.sync_cmd). So the answer travels over the socket as JSON: the sessions' reports, the
-warnings, and the failure that stopped the round (sync.delivery.failure_as_dict), if any.
+warnings, and the failure that stopped the round (its `as_dict`, sync.links.failures), if
+any.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from agent_memory.sync import delivery
+from agent_memory.sync.links import failures
 
 
 class RoundResult:
@@ -26,5 +27,5 @@ class RoundResult:
         answer: dict[str, Any] = {"sessions": [report.as_dict() for report in self.reports],
                                   "warnings": list(self.warnings)}
         if self.error is not None:
-            answer["failure"] = delivery.failure_as_dict(self.error)
+            answer["failure"] = failures.as_failure(self.error).as_dict()
         return answer

@@ -41,6 +41,7 @@ from agent_memory.outbox.contract import is_valid_session_id
 from agent_memory.outbox.store import PENDING, StoredFile
 from agent_memory.sync.agent import channel
 from agent_memory.sync import delivery, identity
+from agent_memory.sync.links import failures
 
 
 # The CLI's dispatcher for a served command: (argv, project root, configuration path, route) ->
@@ -155,7 +156,7 @@ class AgentService:
             return {"ok": True, "result": self.route.call(self.watcher.config, command,
                                                           **params)}
         except Exception as exc:  # noqa: BLE001 - the call may have been made: never repeat it
-            return {"ok": True, "failure": delivery.failure_as_dict(exc)}
+            return {"ok": True, "failure": failures.as_failure(exc).as_dict()}
 
     def _run(self, request: dict[str, Any]) -> dict[str, Any]:
         argv = request.get("argv")

@@ -543,7 +543,7 @@ class Watcher:
             self.request_stop("configuration changed on disk")
             return True
         self.following.take(fresh)
-        self.backfill.config = fresh
+        self.backfill.take(fresh)
         self._links_stale = True
         self.log.info("config_reloaded", config=fresh.source,
                       digest=self.identity["digest"][:12])

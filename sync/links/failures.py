@@ -1,6 +1,6 @@
 """One classification of fleet failures, used by every caller.
 
-Four kinds: **unreachable** (connection refused, timeouts, DNS, a dropped connection: wait and
+Four kinds, each on its exception class (FleetFailure.kind): **unreachable** (connection refused, timeouts, DNS, a dropped connection: wait and
 retry), **credentials** (a client certificate refused, a server not trusted, a host name
 mismatch, a token refused: a configuration problem that retrying will not fix; sync.links.credentials
 tells the alert-less refusal of a client certificate apart from an outage), **refused** (the
@@ -51,44 +51,108 @@ REFUSED = "refused"
 FAILED = "failed"
 
 
-class Unreachable(Exception):
+class FleetFailure(Exception):
+    """A fleet failure of our vocabulary. Its `kind` (UNREACHABLE, CREDENTIALS, REFUSED,
+    FAILED) lives on it, so every reader (the watcher's health and backfill, status, the
+    commands, MCP) names the same failure alike; `as_dict` / `from_dict` carry it over the
+    agent's socket."""
+
+    kind = "failed"
+
+    def account(self) -> dict[str, object]:
+        """What a report says of it: `kind` and `message` (and what to fix, where known)."""
+        return {"kind": self.kind, "message": str(self) or type(self).__name__}
+
+    def as_dict(self) -> dict[str, object]:
+        return {"kind": self.kind, "message": str(self)}
+
+
+class Unreachable(FleetFailure):
     """The logger (or embedder) could not be reached: a transport failure, twice in a row.
     `category` is the adapter's transport category, when one was given."""
 
+    kind = "unreachable"
     category: str | None = None
 
 
 class Credentials(Unreachable):
-    """The service does not accept this configuration's credentials (`kind`: client_certificate,
-    server_trust, hostname, token). Never retried; commands that fall back on the outbox for an
-    outage do so for this too (nothing is lost), but say what to fix, and commands without a
-    fallback exit 6 (configuration), not 4."""
+    """The service does not accept this configuration's credentials; `credential` says which
+    (client_certificate, server_trust, hostname, token). Never retried; commands that fall
+    back on the outbox for an outage do so for this too (nothing is lost), but say what to
+    fix, and commands without a fallback exit 6 (configuration), not 4. A subclass of
+    Unreachable for that fallback alone: its kind is CREDENTIALS."""
 
-    def __init__(self, kind: str, reason: str) -> None:
+    kind = "credentials"
+
+    def __init__(self, credential: str, reason: str) -> None:
         super().__init__(reason)
-        self.kind = kind
+        self.credential = credential
         self.reason = reason
+
+    def account(self) -> dict[str, object]:
+        return {"kind": self.kind, "message": self.reason, "credentials": self.credential,
+                "fix": FIXES.get(self.credential)}
+
+    def as_dict(self) -> dict[str, object]:
+        return {"kind": self.kind, "credentials": self.credential, "message": self.reason}
 
 
 def pending_reason(exc: BaseException, service: str = "logger") -> str:
     """Why a file stays pending after this failure, in words (unreachable or credentials)."""
     if isinstance(exc, Credentials):
-        return (f"the {service} does not accept this configuration's credentials ({exc.kind}):"
-                f" {exc.reason}; the file is kept and delivered once that is fixed")
+        return (f"the {service} does not accept this configuration's credentials "
+                f"({exc.credential}): {exc.reason}; the file is kept and delivered once that "
+                "is fixed")
     return f"{service} unreachable: {exc}"
 
 
-class Refused(Exception):
+class Refused(FleetFailure):
     """The service refused the whole call; `code` is its stable code."""
+
+    kind = "refused"
 
     def __init__(self, code: str | None, statement: str) -> None:
         super().__init__(f"{code}: {statement}" if code else statement)
         self.code = code or "REFUSED"
         self.statement = statement
 
+    def account(self) -> dict[str, object]:
+        return {"kind": self.kind, "message": self.statement, "code": self.code}
 
-class Failed(Exception):
+    def as_dict(self) -> dict[str, object]:
+        return {"kind": self.kind, "code": self.code, "statement": self.statement}
+
+
+class Failed(FleetFailure):
     """The service answered, but not with a usable result (HTTP error, broken job...)."""
+
+    kind = "failed"
+
+
+def as_failure(exc: BaseException) -> FleetFailure:
+    """`exc` in our vocabulary: itself when it is one, else Failed with its account (a fleet
+    exception not translated yet goes through `translate`)."""
+    if isinstance(exc, FleetFailure):
+        return exc
+    return Failed(describe(exc))
+
+
+def account(exc: BaseException) -> dict[str, object]:
+    """What the watcher's health, its backfill and status report of a failure: one shape."""
+    return as_failure(exc).account()
+
+
+def from_dict(failure: dict[str, object]) -> FleetFailure:
+    """Back from `FleetFailure.as_dict`: the exception the call would have raised here."""
+    kind = failure.get("kind")
+    message = str(failure.get("message") or kind or "failed")
+    if kind == "refused":
+        return Refused(failure.get("code"), str(failure.get("statement") or "refused"))
+    if kind == "credentials":
+        return Credentials(str(failure.get("credentials") or "client_certificate"), message)
+    if kind == "unreachable":
+        return Unreachable(message)
+    return Failed(message)
 
 
 def _chain(exc: BaseException):

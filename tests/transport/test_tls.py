@@ -289,3 +289,33 @@ def test_config_generate_check_hostname_and_a_setting_a_client_would_ignore(tmp_
     refused = project.cli("--config", write_document(tmp_path / "m.json", misplaced),
                           "config", "validate")
     assert refused.rc == 6 and "is not read there" in refused.out["error"]["message"]
+
+
+def test_a_client_certificate_the_embedder_refuses_during_a_backfill_is_credentials(
+        tls_fleet, tmp_path, unique_session_id):
+    """The watcher's backfill meets the embedder refusing this configuration's client
+    certificate (the logger takes it): the agent reports it as the same kind the logger's
+    health and every command report (credentials, with what to fix), not as an outage, and
+    waits long before trying again."""
+    files = tls_fleet.security["files"]
+    doc = document(tls_fleet)
+    doc["embedding_client"]["ssl"].update(cert=files["other_client_cert"],
+                                          key=files["other_client_key"])
+    project = make_project(tmp_path, config=write_document(tmp_path / "refused.json", doc))
+    sid = unique_session_id
+    assert project.cli(*open_args(sid)).rc == 0
+    assert project.cli("--store", "file", *message_args(sid, "a text to embed")).rc == 0
+    watcher = project.popen("sync", "--watch")
+    try:
+        def refused():
+            state = project.cli("status").data["watcher"].get("state") or {}
+            return (state.get("embedder") or {}).get("last_error")
+        seen = wait_for(refused, "the backfill to meet the embedder's refusal")
+        assert seen["kind"] == "credentials" and seen["credentials"] == "client_certificate", seen
+        assert seen["fix"] and seen["retry_in_s"] >= 30, seen
+    finally:
+        watcher.send_signal(signal.SIGTERM)
+        _out, err = watcher.communicate(timeout=60)
+    events = [json.loads(line)["event"] for line in err.decode().splitlines()
+              if line.startswith("{")]
+    assert "embedder_credentials" in events and "embedder_unreachable" not in events
