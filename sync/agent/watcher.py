@@ -364,8 +364,10 @@ class Watcher:
                 self._idle_exit()
                 break
             self.backfill.maybe_start(force=False)
-            await self._sleep(min(self._next_rescan, self._next_config_check, self._idle_at())
-                              - now)
+            idle_at = self._idle_at()
+            if idle_at <= now:  # idle, but a backfill runs: look again shortly
+                idle_at = now + 0.05
+            await self._sleep(min(self._next_rescan, self._next_config_check, idle_at) - now)
 
     def _idle(self, now: float) -> bool:
         """No request served and no file moved for `idle_exit` seconds (pending files or not:
@@ -394,8 +396,12 @@ class Watcher:
             return False
 
     async def _sleep(self, seconds: float) -> None:
-        """Sleep up to `seconds`, woken early by a file event or a stop."""
+        """Sleep up to `seconds`, woken early by a file event or a stop. It always yields to
+        the loop: a loop whose next deadline is already past (the idle deadline while a
+        backfill still runs in its worker thread) would otherwise spin without ever letting
+        the thread's completion in, and never idle out."""
         if seconds <= 0 or self.stop_reason is not None:
+            await asyncio.sleep(0)
             return
         self._wake.clear()
         try:
