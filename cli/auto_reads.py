@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 from agent_memory.outbox import contract, views
-from agent_memory.outbox.store import PENDING
+from agent_memory.outbox.store import IMPORTED, PENDING, QUARANTINED
 
 
 def ask_logger(ctx, command: str, **params: Any):
@@ -38,6 +38,33 @@ def mergeable_store(ctx):
         return ctx.store()
     except StoreUnavailableError:
         return None
+
+
+# --- which sessions exist -----------------------------------------------------------------------
+def outbox_knows(store, session_id: str) -> bool:
+    """Does the outbox know the session: a file of it in any area (pending, imported,
+    quarantined), and not deleted here since it was last opened? A read of a session neither
+    side knows is SESSION_UNKNOWN, as the logger answers, never an empty success."""
+    if not store.files(session_id, None, (PENDING, IMPORTED, QUARANTINED)):
+        return False
+    return not views.deleted_session(store.events(session_id)[0])
+
+
+def refuse_unknown(session_id: str, code: str = contract.SESSION_UNKNOWN):
+    from agent_memory.cli.errors import from_refusal
+    return from_refusal(code, f"no such session: {session_id}")
+
+
+def refuse_if_deleted_here(ctx, session_id: str, code: str = contract.SESSION_UNKNOWN) -> None:
+    """Auto mode: a session deleted here whose delete still waits in the outbox is unknown at
+    once, as the logger answers once it hears of it (its answer meanwhile is stale)."""
+    store = mergeable_store(ctx)
+    if store is None:
+        return
+    events, _bad = store.events(session_id)
+    if views.deleted_session(events) and any(
+            f.area == PENDING and e.event == "delete_session" for f, e in events):
+        raise refuse_unknown(session_id, code)
 
 
 def logger_entries(ctx, session_id: str) -> list[dict[str, Any]] | None:
