@@ -67,8 +67,22 @@ def build_server(call) -> MCPServer:
         annotations=ToolAnnotations(read_only_hint=spec.read_only,
                                     destructive_hint=spec.destructive),
         structured_output=True) for spec in mcp_tools.TOOLS]
+    # No `subscriptions/listen`: the tool list never changes, and the SDK's default (served)
+    # makes `server/discover` (protocol 2026-07-28) advertise list changes and resource
+    # subscriptions that `initialize` does not; unserved, both advertise the same.
     return MCPServer("agent-memory", version=VERSION, instructions=INSTRUCTIONS,
-                     log_level="WARNING", tools=tools)
+                     log_level="WARNING", tools=tools, subscriptions=False)
+
+
+async def serve(server: MCPServer) -> None:
+    """Serve over stdio until the client goes away: stdin at its end, or its end of stdout
+    closed (the SDK's writer then meets a broken pipe: nobody reads any more, which is the
+    client leaving, not a failure). A call already running completes first: its command runs
+    in a worker thread that cancellation waits for (cli.mcp_cmd.Runner.call)."""
+    try:
+        await server.run_stdio_async()
+    except* (BrokenPipeError, ConnectionResetError):
+        pass
 
 
 def _tool_function(spec: mcp_tools.Tool, call):
