@@ -430,6 +430,14 @@ def test_invalid_inputs_are_clear_tool_errors_and_write_nothing(scratch):
                 assert error["exit_code"] == 2 and error["meaning"] == MEANINGS[2]
                 if field is not None:
                     assert field in error["message"], error
+            # a session no one knows is refused as the logger refuses it, never empty
+            for name, arguments in (("read", {}), ("relations", {}),
+                                    ("working_set", {"anchor_text": "one"})):
+                ok, error = await call(session, name, session_id="s-nobody", **arguments)
+                assert not ok and (error["code"], error["exit_code"]) == ("SESSION_UNKNOWN", 1)
+            ok, closest = await call(session, "working_set", session_id=sid, anchor_text="one",
+                                     ranking="bm25")  # by words: the tool takes the ranking
+            assert ok and closest["data"]["ranking"] == "bm25", closest
             # a refusal by the store's rules: exit 1, nothing written either
             assert (await call(session, "session_close", session_id=sid))[0]
             ok, error = await call(session, "write", **good)
