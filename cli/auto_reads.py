@@ -55,15 +55,18 @@ def refuse_unknown(session_id: str, code: str = contract.SESSION_UNKNOWN):
     return from_refusal(code, f"no such session: {session_id}")
 
 
+def deleted_pending(events) -> bool:
+    """Was the session deleted here, its delete still waiting in the outbox? The logger still
+    holds it then, and answers for it until it hears of the delete: the answer is stale."""
+    return views.deleted_session(events) and any(
+        f.area == PENDING and e.event == "delete_session" for f, e in events)
+
+
 def refuse_if_deleted_here(ctx, session_id: str, code: str = contract.SESSION_UNKNOWN) -> None:
-    """Auto mode: a session deleted here whose delete still waits in the outbox is unknown at
-    once, as the logger answers once it hears of it (its answer meanwhile is stale)."""
+    """Auto mode: a session deleted here is unknown at once, as the logger answers once it
+    hears of the delete."""
     store = mergeable_store(ctx)
-    if store is None:
-        return
-    events, _bad = store.events(session_id)
-    if views.deleted_session(events) and any(
-            f.area == PENDING and e.event == "delete_session" for f, e in events):
+    if store is not None and deleted_pending(store.events(session_id)[0]):
         raise refuse_unknown(session_id, code)
 
 

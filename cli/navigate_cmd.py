@@ -14,8 +14,9 @@ from __future__ import annotations
 from typing import Any
 
 from agent_memory.cli import inputs
-from agent_memory.cli.auto_reads import (ask_logger, merged_entries, mergeable_store,
-                                        outbox_knows, refuse_if_deleted_here, refuse_unknown)
+from agent_memory.cli.auto_reads import (ask_logger, deleted_pending, merged_entries,
+                                        mergeable_store, outbox_knows, refuse_if_deleted_here,
+                                        refuse_unknown)
 from agent_memory.cli.context import Context
 from agent_memory.cli.errors import RefusedError, from_refusal
 from agent_memory.outbox import contract, navigation, views
@@ -168,8 +169,9 @@ def preview(ctx: Context, args) -> tuple[dict[str, Any], str]:
             if remote is not None:
                 sessions = [session] if session else store.pending_session_ids()
                 local = asked.entries(store, sessions, (PENDING,))
-                hidden = _forgotten_everywhere(store, sessions)
+                hidden, gone = _forgotten_everywhere(store, sessions)
                 known = {e["message_id"] for e in remote}
+                remote = [e for e in remote if e.get("session_id") not in gone]
                 merged = [e for e in _overlay(remote, hidden, asked.show_deleted)] + \
                     [e for e in local if e["message_id"] not in known]
                 return asked.page(merged), "both"
@@ -194,13 +196,18 @@ def _whole_preview(ctx: Context, asked: _Preview) -> list[dict[str, Any]] | None
             return entries
 
 
-def _forgotten_everywhere(store, sessions: list[str]) -> views.Forgotten:
-    folded = views.Forgotten()
+def _forgotten_everywhere(store, sessions: list[str]) -> tuple[views.Forgotten, set[str]]:
+    """What the sessions' pending forgetting leaves of the logger's answer: the messages
+    deleted or marked here, and the sessions deleted here."""
+    folded, gone = views.Forgotten(), set()
     for session_id in sessions:
-        found = views.forgotten(store.events(session_id)[0])
+        events, _bad = store.events(session_id)
+        found = views.forgotten(events)
         folded.hidden |= found.hidden
         folded.purged |= found.purged
-    return folded
+        if deleted_pending(events):
+            gone.add(session_id)
+    return folded, gone
 
 
 def _overlay(entries: list[dict[str, Any]], forgotten: views.Forgotten,

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from agent_memory.cli import inputs
-from agent_memory.cli.auto_reads import (ask_logger, merged_entries, mergeable_store,
-                                        outbox_knows, refuse_if_deleted_here, refuse_unknown)
+from agent_memory.cli.auto_reads import (ask_logger, deleted_pending, merged_entries,
+                                        mergeable_store, outbox_knows, refuse_if_deleted_here,
+                                        refuse_unknown)
 from agent_memory.cli.context import Context
 from agent_memory.cli.errors import NotFoundError, UsageError
 from agent_memory.outbox import contract, views
@@ -239,12 +240,14 @@ def logger_get(ctx: Context, args):
     store = mergeable_store(ctx)
     if store is not None and isinstance(data, dict) and data.get("session_id"):
         try:
-            forgotten = views.forgotten(store.events(data["session_id"])[0])
+            events = store.events(data["session_id"])[0]
         except ValueError:  # not a session id this store could hold
-            forgotten = views.Forgotten()
-        if message_id in forgotten.purged:
-            raise NotFoundError(f"message {message_id} was deleted (hard); the logger hears "
-                                "of it on the next sync", code=contract.MESSAGE_UNKNOWN)
+            events = []
+        forgotten = views.forgotten(events)
+        if message_id in forgotten.purged or deleted_pending(events):
+            raise NotFoundError(f"message {message_id} was deleted here (hard, or with its "
+                                "session); the logger hears of it on the next sync",
+                                code=contract.MESSAGE_UNKNOWN)
         data = forgotten.apply([data])[0]
     return data, "logger"
 

@@ -18,7 +18,8 @@ import sys
 from typing import Any
 
 from agent_memory.cli import inputs
-from agent_memory.cli.auto_reads import outbox_knows, refuse_if_deleted_here, refuse_unknown
+from agent_memory.cli.auto_reads import (deleted_pending, outbox_knows, refuse_if_deleted_here,
+                                        refuse_unknown)
 from agent_memory.cli.context import Context
 from agent_memory.cli.embed_cmd import EmbeddingUnavailableError
 from agent_memory.cli.errors import (CliError, RefusedError, StoreUnavailableError,
@@ -319,27 +320,31 @@ def logger_working_set(ctx: Context, params: dict[str, Any]):
 
 # --- commands --------------------------------------------------------------------------------
 def _as_forgotten_here(ctx: Context, data: dict[str, Any]) -> dict[str, Any]:
-    """The logger's answer without what the outbox's pending deletes and marks took away: they
-    take effect here at once, before the logger hears of them."""
+    """The logger's answer without what the outbox's pending deletes, marks and session
+    deletes took away: they take effect here at once, before the logger hears of them."""
     from agent_memory.cli.auto_reads import mergeable_store
     from agent_memory.outbox import views
     from agent_memory.outbox.store import PENDING
     store = mergeable_store(ctx)
     if store is None or not isinstance(data, dict):
         return data
-    forgotten = views.Forgotten()
+    forgotten, gone = views.Forgotten(), set()
     for session_id in store.pending_session_ids():
         if any(f.name.endswith(".ses") for f in store.files(session_id, None, (PENDING,))):
-            found = views.forgotten(store.events(session_id)[0])
+            events, _bad = store.events(session_id)
+            found = views.forgotten(events)
             forgotten.hidden |= found.hidden
             forgotten.purged |= found.purged
-    if not forgotten:
+            if deleted_pending(events):
+                gone.add(session_id)
+    if not forgotten and not gone:
         return data
     out = dict(data)
     for group in ("matches", "recent", "closest"):
         if isinstance(data.get(group), list):
             kept = [m for m in data[group] if not forgotten.deleted(
-                (m.get("message") or {}).get("message_id", ""))]
+                (m.get("message") or {}).get("message_id", ""))
+                and (m.get("message") or {}).get("session_id") not in gone]
             if group == "matches" and isinstance(data.get("total"), int):
                 out["total"] = data["total"] - (len(data[group]) - len(kept))
             out[group] = kept

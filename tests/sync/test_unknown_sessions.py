@@ -15,7 +15,8 @@ def test_auto_reads_know_the_sessions_the_outbox_knows(synced_project, unique_se
     offline, deleted = unique_session_id + "-offline", unique_session_id + "-deleted"
     assert p.cli("--store", "file", *open_args(offline)).rc == 0  # the logger never heard
     assert p.cli(*open_args(deleted)).out["store"] == "logger"
-    assert p.cli(*message_args(deleted, "soon deleted")).out["store"] == "logger"
+    written = p.cli(*message_args(deleted, "soon deleted"))
+    assert written.out["store"] == "logger"
     assert p.cli("--store", "file", "session", "delete", "--session-id", deleted,
                  "--confirm", deleted).rc == 0  # the delete waits in the outbox
     assert p.cli("--store", "logger", "read", "--session-id", deleted).data["messages"]
@@ -27,3 +28,10 @@ def test_auto_reads_know_the_sessions_the_outbox_knows(synced_project, unique_se
             assert known.code == "MESSAGE_UNKNOWN", (read, known.stdout)
         else:
             assert known.rc == 0 and known.out["store"] == "file", (read, known.stdout)
+    # the reads across sessions leave it out too, as the files do
+    assert p.cli("read", "--preview", "--session-id", deleted).data["entries"] == []
+    assert deleted not in {e["session_id"] for e in p.cli("read", "--preview").data["entries"]}
+    found = p.cli("search", "--query", "soon deleted", "--scope", "all_projects").data
+    assert deleted not in {m["session_id"] for m in found["matches"]}
+    gone = p.cli("get", written.data["message_id"])
+    assert (gone.rc, gone.code) == (5, "MESSAGE_UNKNOWN"), gone.stdout
