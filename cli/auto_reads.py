@@ -1,7 +1,8 @@
 """How a read asks the logger, and what it merges from: `--store auto` falls back on the outbox
 when the logger cannot be asked, `--store logger` fails instead; and the whole of a session, the
-logger's entries with the outbox's pending ones, where a read must be computed over both (the
-one place this is decided for read, get, sessions and the navigation reads)."""
+logger's entries with the outbox's pending ones, where a read must be computed over both; and
+which sessions exist, alike in every mode (the one place this is decided for read, get,
+sessions, the navigation reads, search and the working set)."""
 
 from __future__ import annotations
 
