@@ -1,7 +1,8 @@
 """How a read asks the logger, and what it merges from: `--store auto` falls back on the outbox
 when the logger cannot be asked, `--store logger` fails instead; and the whole of a session, the
-logger's entries with the outbox's pending ones, where a read must be computed over both (the
-one place this is decided for read, get, sessions and the navigation reads)."""
+logger's entries with the outbox's pending ones, where a read must be computed over both; and
+which sessions exist, alike in every mode (the one place this is decided for read, get,
+sessions, the navigation reads, search and the working set)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 from agent_memory.outbox import contract, views
-from agent_memory.outbox.store import PENDING
+from agent_memory.outbox.store import IMPORTED, PENDING, QUARANTINED
 
 
 def ask_logger(ctx, command: str, **params: Any):
@@ -38,6 +39,36 @@ def mergeable_store(ctx):
         return ctx.store()
     except StoreUnavailableError:
         return None
+
+
+# --- which sessions exist -----------------------------------------------------------------------
+def outbox_knows(store, session_id: str) -> bool:
+    """Does the outbox know the session: a file of it in any area (pending, imported,
+    quarantined), and not deleted here since it was last opened? A read of a session neither
+    side knows is SESSION_UNKNOWN, as the logger answers, never an empty success."""
+    if not store.files(session_id, None, (PENDING, IMPORTED, QUARANTINED)):
+        return False
+    return not views.deleted_session(store.events(session_id)[0])
+
+
+def refuse_unknown(session_id: str, code: str = contract.SESSION_UNKNOWN):
+    from agent_memory.cli.errors import from_refusal
+    return from_refusal(code, f"no such session: {session_id}")
+
+
+def deleted_pending(events) -> bool:
+    """Was the session deleted here, its delete still waiting in the outbox? The logger still
+    holds it then, and answers for it until it hears of the delete: the answer is stale."""
+    return views.deleted_session(events) and any(
+        f.area == PENDING and e.event == "delete_session" for f, e in events)
+
+
+def refuse_if_deleted_here(ctx, session_id: str, code: str = contract.SESSION_UNKNOWN) -> None:
+    """Auto mode: a session deleted here is unknown at once, as the logger answers once it
+    hears of the delete."""
+    store = mergeable_store(ctx)
+    if store is not None and deleted_pending(store.events(session_id)[0]):
+        raise refuse_unknown(session_id, code)
 
 
 def logger_entries(ctx, session_id: str) -> list[dict[str, Any]] | None:

@@ -100,8 +100,11 @@ def build_server(call, tools: list[mcp_tools.Tool] | None = None) -> MCPServer:
         made.parameters = input_schema(made.parameters)
         made.output_schema = output_schema(spec.name)
         built.append(made)
+    # No `subscriptions/listen`: the tool list never changes, and the SDK's default (served)
+    # makes `server/discover` (protocol 2026-07-28) advertise list changes and resource
+    # subscriptions that `initialize` does not; unserved, both advertise the same.
     server = Server("agent-memory", version=VERSION, instructions=INSTRUCTIONS,
-                    log_level="WARNING", tools=built)
+                    log_level="WARNING", tools=built, subscriptions=False)
     for method in ("prompts/list", "resources/list", "resources/templates/list"):
         server._lowlevel_server._request_handlers.pop(method, None)
     return server
@@ -118,6 +121,17 @@ def input_schema(generated: dict[str, Any]) -> dict[str, Any]:
     if generated.get("required"):
         schema["required"] = list(generated["required"])
     return schema
+
+
+async def serve(server: MCPServer) -> None:
+    """Serve over stdio until the client goes away: stdin at its end, or its end of stdout
+    closed (the SDK's writer then meets a broken pipe: nobody reads any more, which is the
+    client leaving, not a failure). A call already running completes first: its command runs
+    in a worker thread that cancellation waits for (cli.mcp_cmd.Runner.call)."""
+    try:
+        await server.run_stdio_async()
+    except* (BrokenPipeError, ConnectionResetError):
+        pass
 
 
 def _tool_function(spec: mcp_tools.Tool, call):

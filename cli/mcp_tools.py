@@ -448,12 +448,16 @@ def working_set(
         similarity_count: optional(int, f"how many of the closest messages (default "
                                              f"{contract.DEFAULT_SIMILARITY_COUNT})") = None,
         mode: optional(Mode, MODE) = None,
+        ranking: optional(Literal["auto", "vector", "bm25"],
+                          "auto (default): closest by meaning, else by words when no vector "
+                          "can be had for the anchor; vector: by meaning or fail (exit code 7); "
+                          "bm25: by words") = None,
 ) -> list[str]:
     """What to keep in mind now: a session's latest messages (`recent`, newest first) and those
     closest to an anchor (`closest`). Mirrors `agent-memory working-set`."""
     return options(["working-set"], session_id=session_id, anchor_text=anchor_text,
                    anchor_message_id=anchor_message_id, recency_count=recency_count,
-                   similarity_count=similarity_count, mode=mode)
+                   similarity_count=similarity_count, mode=mode, ranking=ranking)
 
 
 @tool("The store's status", "core", read_only=True)

@@ -14,9 +14,11 @@ from __future__ import annotations
 from typing import Any
 
 from agent_memory.cli import inputs
-from agent_memory.cli.auto_reads import ask_logger, merged_entries, mergeable_store
+from agent_memory.cli.auto_reads import (ask_logger, deleted_pending, merged_entries,
+                                        mergeable_store, outbox_knows, refuse_if_deleted_here,
+                                        refuse_unknown)
 from agent_memory.cli.context import Context
-from agent_memory.cli.errors import from_refusal
+from agent_memory.cli.errors import RefusedError, from_refusal
 from agent_memory.outbox import contract, navigation, views
 from agent_memory.outbox.store import PENDING
 
@@ -74,10 +76,6 @@ def local_entries(store, session_id: str, areas=None) -> list[dict[str, Any]]:
     return views.forgotten(events).apply(views.message_entry(m) for m in messages)
 
 
-def _known_locally(store, session_id: str) -> bool:
-    return bool(store.files(session_id))
-
-
 def _outbox_holds(store, session_id: str | None) -> bool:
     """Does the outbox still hold a message or event of the session (of any, without one)?"""
     sessions = [session_id] if session_id else store.pending_session_ids()
@@ -90,21 +88,26 @@ def structural(ctx: Context, args) -> tuple[dict[str, Any], str]:
     side = ctx.side()
     if side == "logger":
         store = mergeable_store(ctx)
+        refuse_if_deleted_here(ctx, read.session_id)
         if store is None or not _outbox_holds(store, read.session_id):
-            data = ask_logger(ctx, read.logger_command, **read.params)
+            try:
+                data = ask_logger(ctx, read.logger_command, **read.params)
+            except RefusedError as exc:  # known here only (imported, quarantined): the files
+                if store is None or exc.code != contract.SESSION_UNKNOWN or \
+                        not outbox_knows(store, read.session_id):
+                    raise
+                data = None
             if data is not None:
                 return data, "logger"
         else:
             merged = merged_entries(ctx, store, read.session_id)
             if merged is not None and merged[0]:
                 return read.answer(merged[0]), merged[1]
-            if merged is not None and not _known_locally(store, read.session_id):
-                raise from_refusal(contract.SESSION_UNKNOWN,
-                                   f"no such session: {read.session_id}")
+            if merged is not None and not outbox_knows(store, read.session_id):
+                raise refuse_unknown(read.session_id)
     store = ctx.store()
-    if not _known_locally(store, read.session_id):
-        raise from_refusal(contract.SESSION_UNKNOWN,
-                           f"no session {read.session_id} in the file store")
+    if not outbox_knows(store, read.session_id):
+        raise refuse_unknown(read.session_id)
     from agent_memory.cli.fleet_errors import warn
     return warn(ctx, read.answer(local_entries(store, read.session_id))), "file"
 
@@ -166,8 +169,9 @@ def preview(ctx: Context, args) -> tuple[dict[str, Any], str]:
             if remote is not None:
                 sessions = [session] if session else store.pending_session_ids()
                 local = asked.entries(store, sessions, (PENDING,))
-                hidden = _forgotten_everywhere(store, sessions)
+                hidden, gone = _forgotten_everywhere(store, sessions)
                 known = {e["message_id"] for e in remote}
+                remote = [e for e in remote if e.get("session_id") not in gone]
                 merged = [e for e in _overlay(remote, hidden, asked.show_deleted)] + \
                     [e for e in local if e["message_id"] not in known]
                 return asked.page(merged), "both"
@@ -192,13 +196,18 @@ def _whole_preview(ctx: Context, asked: _Preview) -> list[dict[str, Any]] | None
             return entries
 
 
-def _forgotten_everywhere(store, sessions: list[str]) -> views.Forgotten:
-    folded = views.Forgotten()
+def _forgotten_everywhere(store, sessions: list[str]) -> tuple[views.Forgotten, set[str]]:
+    """What the sessions' pending forgetting leaves of the logger's answer: the messages
+    deleted or marked here, and the sessions deleted here."""
+    folded, gone = views.Forgotten(), set()
     for session_id in sessions:
-        found = views.forgotten(store.events(session_id)[0])
+        events, _bad = store.events(session_id)
+        found = views.forgotten(events)
         folded.hidden |= found.hidden
         folded.purged |= found.purged
-    return folded
+        if deleted_pending(events):
+            gone.add(session_id)
+    return folded, gone
 
 
 def _overlay(entries: list[dict[str, Any]], forgotten: views.Forgotten,

@@ -337,6 +337,10 @@ def _working_set(ws: Parser) -> None:
     ws.add_argument("--recency-count", type=integer, metavar="N")
     ws.add_argument("--similarity-count", type=integer, metavar="N")
     ws.add_argument("--mode", choices=("resolved", "full"), default="resolved")
+    ws.add_argument("--ranking", choices=("auto", "vector", "bm25"), default="auto",
+                    help="auto: closest by vector, else BM25 of the anchor's text over the "
+                         "local texts when no vector can be had; vector: a vector or exit 7; "
+                         "bm25: local BM25")
 
 
 def _embed(embed: Parser) -> None:

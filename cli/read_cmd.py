@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from agent_memory.cli import inputs
-from agent_memory.cli.auto_reads import ask_logger, merged_entries, mergeable_store
+from agent_memory.cli.auto_reads import (ask_logger, deleted_pending, merged_entries,
+                                        mergeable_store, outbox_knows, refuse_if_deleted_here,
+                                        refuse_unknown)
 from agent_memory.cli.context import Context
 from agent_memory.cli.errors import NotFoundError, UsageError
 from agent_memory.outbox import contract, views
@@ -33,6 +35,8 @@ def read(ctx: Context, args) -> dict[str, Any]:
     block_size = inputs.block_size(args.block_size)
     resume = _continuation(args.continuation)
     store = ctx.store()
+    if not outbox_knows(store, session_id):
+        raise refuse_unknown(session_id)
     messages, unreadable = store.messages(session_id)
     window = views.journal_window(messages, start=resume if resume is not None else start,
                                   block_size=block_size, mode=args.mode,
@@ -106,6 +110,7 @@ def logger_read(ctx: Context, args):
     start = inputs.non_negative(args.start, "--start")
     block_size = inputs.block_size(args.block_size)
     store = mergeable_store(ctx)
+    refuse_if_deleted_here(ctx, session_id)
     token = args.continuation
     if store is not None and token is not None and token.startswith(OUTBOX_CONTINUATION):
         try:
@@ -133,8 +138,8 @@ def logger_read(ctx: Context, args):
         data = ask_logger(ctx, "messages_read", **params)
     except RefusedError as exc:
         if store is not None and exc.code == contract.SESSION_UNKNOWN and \
-                _pending_entries(store, session_id):
-            return read(ctx, args), "file"  # opened while the logger was away: all pending
+                outbox_knows(store, session_id):
+            return read(ctx, args), "file"  # opened while the logger was away: the files'
         raise
     if data is None:
         return None
@@ -235,12 +240,14 @@ def logger_get(ctx: Context, args):
     store = mergeable_store(ctx)
     if store is not None and isinstance(data, dict) and data.get("session_id"):
         try:
-            forgotten = views.forgotten(store.events(data["session_id"])[0])
+            events = store.events(data["session_id"])[0]
         except ValueError:  # not a session id this store could hold
-            forgotten = views.Forgotten()
-        if message_id in forgotten.purged:
-            raise NotFoundError(f"message {message_id} was deleted (hard); the logger hears "
-                                "of it on the next sync", code=contract.MESSAGE_UNKNOWN)
+            events = []
+        forgotten = views.forgotten(events)
+        if message_id in forgotten.purged or deleted_pending(events):
+            raise NotFoundError(f"message {message_id} was deleted here (hard, or with its "
+                                "session); the logger hears of it on the next sync",
+                                code=contract.MESSAGE_UNKNOWN)
         data = forgotten.apply([data])[0]
     return data, "logger"
 

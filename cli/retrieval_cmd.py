@@ -6,8 +6,10 @@ when any were); unreachable, the file store answers (`"store": "file"`). `--stor
 `--store file` force one side. Locally, closeness scores the `.emb` vectors through the derived
 index (sync.vectors.index) with the reference logger's rules (sync.vectors.search). The query or
 anchor text needs a vector from the embedder (or the query cache); when none can be had,
-`search` ranks by BM25 over the local texts and says `"ranking": "bm25"`, unless
-`--ranking vector` requires a vector; `working-set` with an anchor to embed then exits 7.
+`search` ranks by BM25 over the local texts and `working-set` its closest group by BM25 of the
+anchor's text, and each says `"ranking": "bm25"`, unless `--ranking vector` requires a vector
+(exit 7). A session neither the logger nor the outbox knows is refused with the logger's code
+(SESSION_UNKNOWN; SCOPE_SESSION_UNKNOWN for a search's scope) on either side.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import sys
 from typing import Any
 
 from agent_memory.cli import inputs
+from agent_memory.cli.auto_reads import (deleted_pending, outbox_knows, refuse_if_deleted_here,
+                                        refuse_unknown)
 from agent_memory.cli.context import Context
 from agent_memory.cli.embed_cmd import EmbeddingUnavailableError
 from agent_memory.cli.errors import (CliError, RefusedError, StoreUnavailableError,
@@ -125,6 +129,8 @@ def _refused(exc) -> CliError:
 def local_search(ctx: Context, params: dict[str, Any], ranking: str) -> dict[str, Any]:
     from agent_memory.sync.vectors import search as ls
     from agent_memory.sync.links.failures import Failed, Refused, Unreachable
+    if params["scope"] == "session" and not outbox_knows(ctx.store(), params["scope_target"]):
+        raise refuse_unknown(params["scope_target"], contract.SCOPE_SESSION_UNKNOWN)
     store, index = open_local(ctx)
     common = {k: params[k] for k in ("scope", "filters", "mode", "page_size", "page_offset")}
     common["target"] = params["scope_target"]
@@ -146,26 +152,29 @@ def local_search(ctx: Context, params: dict[str, Any], ranking: str) -> dict[str
         raise _refused(exc) from None
 
 
-def local_working_set(ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
+def local_working_set(ctx: Context, params: dict[str, Any], ranking: str) -> dict[str, Any]:
     from agent_memory.sync.vectors import search as ls
     from agent_memory.sync.links.failures import Failed, Refused, Unreachable
-    store, index = open_local(ctx)
     session_id = params["session_id"]
-    if not ls.session_known(index, session_id):
-        raise RefusedError(f"no such session in the file store: {session_id}",
-                           code=contract.SESSION_UNKNOWN)
+    if not outbox_knows(ctx.store(), session_id):
+        raise refuse_unknown(session_id)
+    store, index = open_local(ctx)
     try:
         query = None
         anchor_text = params["anchor_text"]
         if params["anchor_message_id"] is not None:
             anchor_text, query = ls.anchor(store, index, session_id, params["anchor_message_id"])
-        if query is None:
+        if ranking == "bm25":
+            query = None
+        elif query is None:
             try:
                 query = query_vector(ctx, store, anchor_text)
             except (Unreachable, Refused, Failed) as exc:
-                raise EmbeddingUnavailableError(
-                    f"the anchor needs a vector and the embedder cannot give one: {exc}"
-                ) from None
+                if ranking == "vector":
+                    raise EmbeddingUnavailableError(
+                        f"the anchor needs a vector and the embedder cannot give one: {exc}"
+                    ) from None
+                _progress(f"no vector for the anchor ({exc}); ranking by BM25")
         data = ls.working_set(store, index, session_id=session_id, anchor_text=anchor_text,
                               query=query, anchor_message_id=params["anchor_message_id"],
                               recency=params["recency_count"],
@@ -279,12 +288,7 @@ def logger_working_set(ctx: Context, params: dict[str, Any]):
         text, _vec = ls.anchor(store, index, params["session_id"], params["anchor_message_id"])
         call.pop("anchor_message_id")
         call["anchor_text"] = text
-    try:
-        data, unreachable = _logger_call(ctx, "working_set", **call)
-    except RefusedError as exc:
-        if exc.code == contract.SESSION_UNKNOWN and len(found):
-            return local_working_set(ctx, params), "file"  # opened offline, not forwarded
-        raise
+    data, unreachable = _logger_call(ctx, "working_set", **call)
     if unreachable is not None:
         return None
     if not len(found):
@@ -316,48 +320,77 @@ def logger_working_set(ctx: Context, params: dict[str, Any]):
 
 # --- commands --------------------------------------------------------------------------------
 def _as_forgotten_here(ctx: Context, data: dict[str, Any]) -> dict[str, Any]:
-    """The logger's answer without what the outbox's pending deletes and marks took away: they
-    take effect here at once, before the logger hears of them."""
+    """The logger's answer without what the outbox's pending deletes, marks and session
+    deletes took away: they take effect here at once, before the logger hears of them."""
     from agent_memory.cli.auto_reads import mergeable_store
     from agent_memory.outbox import views
     from agent_memory.outbox.store import PENDING
     store = mergeable_store(ctx)
     if store is None or not isinstance(data, dict):
         return data
-    forgotten = views.Forgotten()
+    forgotten, gone = views.Forgotten(), set()
     for session_id in store.pending_session_ids():
         if any(f.name.endswith(".ses") for f in store.files(session_id, None, (PENDING,))):
-            found = views.forgotten(store.events(session_id)[0])
+            events, _bad = store.events(session_id)
+            found = views.forgotten(events)
             forgotten.hidden |= found.hidden
             forgotten.purged |= found.purged
-    if not forgotten:
+            if deleted_pending(events):
+                gone.add(session_id)
+    if not forgotten and not gone:
         return data
     out = dict(data)
     for group in ("matches", "recent", "closest"):
         if isinstance(data.get(group), list):
             kept = [m for m in data[group] if not forgotten.deleted(
-                (m.get("message") or {}).get("message_id", ""))]
+                (m.get("message") or {}).get("message_id", ""))
+                and (m.get("message") or {}).get("session_id") not in gone]
             if group == "matches" and isinstance(data.get("total"), int):
                 out["total"] = data["total"] - (len(data[group]) - len(kept))
             out[group] = kept
     return out
 
 
+def _session_asked(args, params: dict[str, Any]) -> tuple[str | None, str]:
+    """The session a read names, and the logger's code for it unknown."""
+    if args.command == "working-set":
+        return params["session_id"], contract.SESSION_UNKNOWN
+    if params["scope"] == "session":
+        return params["scope_target"], contract.SCOPE_SESSION_UNKNOWN
+    return None, contract.SCOPE_SESSION_UNKNOWN
+
+
+def _ask_logger(ctx: Context, args, params: dict[str, Any]):
+    """The logger's answer (merged), or None to answer from the files: unreachable, or a
+    session the logger does not know and the outbox does (opened here, not forwarded yet)."""
+    from agent_memory.cli.auto_reads import mergeable_store
+    session_id, unknown = _session_asked(args, params)
+    if session_id is not None:
+        refuse_if_deleted_here(ctx, session_id, unknown)
+    try:
+        if args.command == "search":
+            return logger_search(ctx, params)
+        return logger_working_set(ctx, params)
+    except RefusedError as exc:
+        store = mergeable_store(ctx) if exc.code == unknown and session_id else None
+        if store is None or not outbox_knows(store, session_id):
+            raise
+        return None
+
+
 def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
     if args.command == "search":
         params = search_params(args)
-        ranking = args.ranking
     else:
         params = working_set_params(args)
-        ranking = "vector"
+    ranking = args.ranking
     side = ctx.side()
     if side == "logger" and ranking != "bm25":
-        answer = logger_search(ctx, params) if args.command == "search" else \
-            logger_working_set(ctx, params)
+        answer = _ask_logger(ctx, args, params)
         if answer is not None:
             return _as_forgotten_here(ctx, answer[0]), answer[1]
-        _progress("logger unreachable; answering from the file store")
+        _progress("the logger cannot answer; answering from the file store")
     from agent_memory.cli.fleet_errors import warn
     if args.command == "search":
         return warn(ctx, local_search(ctx, params, ranking)), "file"
-    return warn(ctx, local_working_set(ctx, params)), "file"
+    return warn(ctx, local_working_set(ctx, params, ranking)), "file"

@@ -118,6 +118,19 @@ def open_args(session_id, project_id="proj"):
             "--title", "T", "--metadata", '{"origin": "test"}']
 
 
+# Every read of one session, but for the session's id (given last).
+_M = "3f2b8c1e-9d4a-4e5b-8c7d-1a2b3c4d5e6f"
+SESSION_READS = [["read"], ["relations"], ["leaves"], ["path", "--node-id", _M],
+                 ["graph", "--anchor", _M], ["working-set", "--anchor-text", "x"],
+                 ["search", "--query", "x", "--scope", "session", "--target"]]
+
+
+def session_read(project, read: list[str], session_id: str, *options: str) -> Result:
+    if read[0] == "search":
+        return project.cli(*options, *read, session_id)
+    return project.cli(*options, *read, "--session-id", session_id)
+
+
 def write_offline(project, session_id, count, **extra):
     ids = []
     for i in range(count):

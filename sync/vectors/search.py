@@ -144,10 +144,6 @@ def rank(index: Index, positions: np.ndarray, scores: np.ndarray, scope: _Scope 
 
 
 # --- working_set -----------------------------------------------------------------------------
-def session_known(index: Index, session_id: str) -> bool:
-    return session_id in index.session_pos
-
-
 def anchor(store: Store, index: Index, session_id: str, message_id: str
            ) -> tuple[str, np.ndarray | None]:
     """(text, stored vector or None) of an anchor message of the session."""
@@ -163,8 +159,10 @@ def anchor(store: Store, index: Index, session_id: str, message_id: str
 
 
 def working_set(store: Store, index: Index, *, session_id: str, anchor_text: str,
-                query: np.ndarray, anchor_message_id: str | None, recency: int,
+                query: np.ndarray | None, anchor_message_id: str | None, recency: int,
                 similarity: int, mode: str) -> dict[str, Any]:
+    """The logger's working_set; without a `query` vector the closest group is ranked by BM25
+    of the anchor's text and the answer says `"ranking": "bm25"`, as search does."""
     mask = index.session_mask([session_id])
     scope = _Scope(index, mask) if mode == "resolved" else None
     rows = index.rows
@@ -179,11 +177,14 @@ def working_set(store: Store, index: Index, *, session_id: str, anchor_text: str
                 recent_ids.append(shown)
             if len(recent_ids) == recency:
                 break
-    positions, scores = index.scores(query, mask)
+    if query is not None:
+        positions, scores = index.scores(query, mask)
+    else:
+        positions, scores = bm25_positions(store, index, mask, anchor_text)
     ids, best = rank(index, positions, scores, scope, exclude=anchor_message_id)
     ids, best = ids[:similarity], best[:similarity]
     shown = shown_entries(store, index, recent_ids + ids, scope)
-    return {
+    answer = {
         "session_id": session_id,
         "anchor_text": anchor_text,
         "recent": [{"message": shown[i], "criterion": "recency"} for i in recent_ids
@@ -191,16 +192,18 @@ def working_set(store: Store, index: Index, *, session_id: str, anchor_text: str
         "closest": [{"message": shown[i], "criterion": "similarity", "score": s}
                     for i, s in zip(ids, best) if i in shown],
     }
+    if query is None:
+        answer["ranking"] = "bm25"
+    return answer
 
 
 # --- message_search --------------------------------------------------------------------------
 def search_mask(index: Index, scope: str, target: str | None,
                 filters: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, list[str] | None]:
-    """(candidate mask after filters, scope mask for the chains, scope sessions or None)."""
+    """(candidate mask after filters, scope mask for the chains, scope sessions or None). A
+    session the index lacks (no message yet) is an empty scope: the caller refuses unknown ones."""
     rows = index.rows
-    if scope == "session":
-        if target not in index.session_pos:
-            raise LocalRefusal(contract.SCOPE_SESSION_UNKNOWN, f"no such session: {target}")
+    if scope == "session":  # whether the session exists is the store's to say, not the index's
         sessions = [target]
         scope_mask = index.session_mask(sessions)
     elif scope == "project":
@@ -291,15 +294,11 @@ def bm25_scores(query_text: str, documents: list[list[str]]) -> list[float]:
     return out
 
 
-def bm25_search(store: Store, index: Index, *, query_text: str, scope: str, target: str | None,
-                filters: dict[str, Any], mode: str, page_size: int,
-                page_offset: int) -> dict[str, Any]:
-    """message_search ranked by BM25 over the local texts (no vector needed)."""
-    mask, scope_mask, _sessions = search_mask(index, scope, target, filters)
-    chains = _Scope(index, scope_mask) if mode == "resolved" else None
-    positions = np.nonzero(mask)[0]
+def bm25_positions(store: Store, index: Index, mask: np.ndarray, query_text: str
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """(row positions, BM25 scores) of the masked rows' texts against `query_text`."""
     docs, kept = [], []
-    for p in positions:
+    for p in np.nonzero(mask)[0]:
         session_id, msg_name = index.file_name(int(p))
         stored = load_stored(store, session_id, msg_name)
         if stored is None:
@@ -307,7 +306,17 @@ def bm25_search(store: Store, index: Index, *, query_text: str, scope: str, targ
         docs.append(tokens(stored.record.text))
         kept.append(int(p))
     scores = np.asarray(bm25_scores(query_text, docs), dtype=np.float64)
-    ids, best = rank(index, np.asarray(kept, np.int64), scores, chains)
+    return np.asarray(kept, np.int64), scores
+
+
+def bm25_search(store: Store, index: Index, *, query_text: str, scope: str, target: str | None,
+                filters: dict[str, Any], mode: str, page_size: int,
+                page_offset: int) -> dict[str, Any]:
+    """message_search ranked by BM25 over the local texts (no vector needed)."""
+    mask, scope_mask, _sessions = search_mask(index, scope, target, filters)
+    chains = _Scope(index, scope_mask) if mode == "resolved" else None
+    positions, scores = bm25_positions(store, index, mask, query_text)
+    ids, best = rank(index, positions, scores, chains)
     answer = _window(store, index, ids, best, chains, page_size, page_offset)
     answer["ranking"] = "bm25"
     return answer

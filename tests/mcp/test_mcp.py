@@ -431,6 +431,14 @@ def test_invalid_inputs_are_clear_tool_errors_and_write_nothing(scratch):
                 assert error["exit_code"] == 2 and error["meaning"] == MEANINGS[2]
                 if field is not None:
                     assert field in error["message"], error
+            # a session no one knows is refused as the logger refuses it, never empty
+            for name, arguments in (("read", {}), ("relations", {}),
+                                    ("working_set", {"anchor_text": "one"})):
+                ok, error = await call(session, name, session_id="s-nobody", **arguments)
+                assert not ok and (error["code"], error["exit_code"]) == ("SESSION_UNKNOWN", 1)
+            ok, closest = await call(session, "working_set", session_id=sid, anchor_text="one",
+                                     ranking="bm25")  # by words: the tool takes the ranking
+            assert ok and closest["data"]["ranking"] == "bm25", closest
             # a refusal by the store's rules: exit 1, nothing written either
             assert (await call(session, "session_close", session_id=sid))[0]
             ok, error = await call(session, "write", **good)
@@ -623,3 +631,84 @@ def test_every_checked_field_is_checked_whole(scratch):
         assert not ok, (name, args, body)
         assert body["exit_code"] == 2 and body["details"]["field"] == field, (name, args, body)
     assert sorted(os.walk(project.store)) == before
+
+
+# --- the client going away; a client of the newest protocol ------------------------------------
+
+def raw_server(project, *options: str):
+    """`agent-memory mcp` on plain pipes, this test being its client."""
+    import subprocess
+    return subprocess.Popen([CLI, *options, "mcp"], cwd=project.root, env=project.env,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+
+
+def exchange(server, *messages: dict[str, Any]) -> dict[str, Any]:
+    """Send `messages`; the answer to the last one (a request)."""
+    for message in messages:
+        server.stdin.write((json.dumps({"jsonrpc": "2.0", **message}) + "\n").encode())
+    server.stdin.flush()
+    return json.loads(server.stdout.readline())
+
+
+INITIALIZE = {"id": 1, "method": "initialize",
+              "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                         "clientInfo": {"name": "test", "version": "1"}}}
+
+
+def test_the_server_exits_at_once_when_its_client_goes_away(scratch):
+    """Writes sent, and the client gone before their answers (its pipes closed): the server
+    exits within half a second, cleanly (no traceback, a success closing line); each write
+    it had started is whole in the outbox, and `verify` finds nothing amiss."""
+    project = make_project(scratch)
+    server = raw_server(project, "--store", "file")
+    try:
+        exchange(server, INITIALIZE)
+        warm = exchange(server, {"method": "notifications/initialized"},
+                        {"id": 2, "method": "tools/call",
+                         "params": {"name": "write", "arguments": write_arguments("s", "0")}})
+        assert not warm["result"].get("isError"), warm
+        for i in range(1, 4):
+            server.stdin.write((json.dumps({"jsonrpc": "2.0", "id": 2 + i, "method": "tools/call",
+                                            "params": {"name": "write", "arguments":
+                                                       write_arguments("s", str(i))}})
+                                + "\n").encode())
+        server.stdin.flush()
+        server.stdin.close()
+        server.stdout.close()
+        gone = time.monotonic()
+        server.wait(10)
+        took = time.monotonic() - gone
+        err = server.stderr.read().decode()
+    finally:
+        if server.poll() is None:
+            server.kill()
+    assert "Traceback" not in err and "INTERNAL_ERROR" not in err, err
+    closing = json.loads(err.strip().splitlines()[-1])
+    assert server.returncode == 0 and closing["success"] is True, err
+    assert took < 0.5, f"the server took {took:.2f} s to exit"
+    stored = project.cli("--store", "file", "read", "--session-id", "s").data["messages"]
+    assert sorted(m["text"] for m in stored) == [str(i) for i in range(closing["data"]["calls"])]
+    assert project.cli("verify").rc == 0
+
+
+def test_a_client_of_the_newest_protocol_sees_the_capabilities_of_initialize(scratch):
+    """`server/discover` (protocol 2026-07-28, as fastmcp 4's client opens) advertises what
+    `initialize` does: no list changes or subscriptions this server would never send."""
+    project = make_project(scratch)
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
+            "io.modelcontextprotocol/clientCapabilities": {}}
+    answers = []
+    for opening in (INITIALIZE, {"id": 1, "method": "server/discover",
+                                 "params": {"_meta": meta}}):
+        server = raw_server(project, "--store", "file")
+        try:
+            answers.append(exchange(server, opening)["result"]["capabilities"])
+        finally:
+            server.stdin.close()
+            assert server.wait(10) == 0
+            server.stdout.close()
+            server.stderr.close()
+    assert answers[0] == answers[1], answers
+    assert answers[0]["tools"] == {"listChanged": False}

@@ -2,7 +2,7 @@
 
 import os
 
-from amtest import message_args
+from amtest import SESSION_READS, message_args, session_read
 
 OPEN = ["session", "open", "--session-id", "s1", "--project-id", "proj",
         "--dialogue-kind", "human,model", "--participant", "alice", "claude"]
@@ -98,9 +98,23 @@ def test_read_bad_input(project):
     assert project.cli("read", "--session-id", "../etc").rc == 2
 
 
-def test_read_of_unknown_session_is_an_empty_window(project):
-    data = project.cli("read", "--session-id", "nobody").data
-    assert data["messages"] == [] and data["more"] is False
+def test_a_session_unknown_here_is_refused_by_every_read_as_the_logger_refuses_it(project):
+    project.cli(*OPEN)  # known: opened, no message yet
+    project.cli(*message_args("gone", "soon deleted"))
+    project.cli("session", "delete", "--session-id", "gone", "--confirm", "gone")
+    for read in SESSION_READS:
+        code = "SCOPE_SESSION_UNKNOWN" if read[0] == "search" else "SESSION_UNKNOWN"
+        for session_id in ("nobody", "gone"):
+            refused = session_read(project, read, session_id)
+            assert (refused.rc, refused.code) == (1, code), (read, session_id, refused.stdout)
+    assert project.cli("read", "--session-id", "s1").data["messages"] == []
+    assert project.cli("relations", "--session-id", "s1").data["relations"] == []
+    assert project.cli("working-set", "--session-id", "s1", "--anchor-text", "x").data[
+        "closest"] == []
+    assert project.cli("search", "--query", "x", "--scope", "session", "--target", "s1").data[
+        "matches"] == []
+    # the preview filters across sessions, as the logger's does: an unknown one matches nothing
+    assert project.cli("read", "--preview", "--session-id", "nobody").data["entries"] == []
 
 
 def test_get_found_missing_and_malformed(project):

@@ -26,7 +26,8 @@ def test_embed_backfills_pending_and_imported_after_the_embedder_comes_back(
     down = p.cli("embed")
     assert down.rc == 7 and down.code == "EMBEDDING_UNAVAILABLE", down.stdout
     assert down.out["error"]["details"]["remaining"] == 5
-    ws = p.cli("--store", "file", "working-set", "--session-id", sid, "--anchor-text", "cat")
+    ws = p.cli("--store", "file", "working-set", "--session-id", sid, "--anchor-text", "cat",
+               "--ranking", "vector")
     assert ws.rc == 7 and ws.code == "EMBEDDING_UNAVAILABLE"
     fleet.control.come_up("embedder")
     done = p.cli("embed", "--batch", "2")
@@ -203,12 +204,21 @@ def test_without_an_embedder_search_falls_back_to_bm25(synced_project, tmp_path,
     forced = q.cli("search", "--query", "cat", "--scope", "session", "--target", sid,
                    "--ranking", "vector")
     assert forced.rc == 7 and forced.code == "EMBEDDING_UNAVAILABLE"
-    ws = q.cli("working-set", "--session-id", sid, "--anchor-text", "cat")
-    assert ws.rc == 7 and ws.code == "EMBEDDING_UNAVAILABLE"
+    ws = q.cli("working-set", "--session-id", sid, "--anchor-text", "cat chases",
+               "--recency-count", "1")
+    assert ws.rc == 0 and ws.out["store"] == "file", ws.stdout
+    assert ws.data["ranking"] == "bm25" and "ranking by BM25" in ws.stderr
+    assert ids_of(ws.data["closest"]) == hits and ids_of(ws.data["recent"]) == [ids[4]]
+    assert [m["score"] for m in ws.data["closest"]] == \
+        [m["score"] for m in found.data["matches"]]
+    forced = q.cli("working-set", "--session-id", sid, "--anchor-text", "cat",
+                   "--ranking", "vector")
+    assert forced.rc == 7 and forced.code == "EMBEDDING_UNAVAILABLE"
     # an anchor message with a stored vector needs no embedder
     by_msg = q.cli("working-set", "--session-id", sid, "--anchor-message-id", ids[0])
     assert by_msg.rc == 0 and by_msg.out["store"] == "file"
     assert set(ids_of(by_msg.data["closest"])) == {ids[2], ids[4]}
+    assert "ranking" not in by_msg.data
     assert q.cli("embed").rc == 0  # nothing missing: the embedder is not needed
     write_texts(q, sid, ["one more cat"], embed=True)  # embedder down: .msg alone, exit 0
     missing = q.cli("embed")
