@@ -112,6 +112,15 @@ def _forward(ctx: Context, file: StoredFile, answer: dict[str, Any],
     return answer, "file"
 
 
+def _direct(ctx: Context, kind: str, **fields: Any) -> tuple[Any, str]:
+    """`--store logger`: the logger command of the forgetting event `kind` (sync.events, as
+    the engine sends the event itself), made now, with no event written."""
+    from agent_memory.cli.forwarding import direct
+    from agent_memory.sync.events import call
+    command, params = call(kind, fields)
+    return direct(ctx, command, **params)
+
+
 def _wait(value: float) -> float:
     if value < 0:
         raise UsageError("--wait must be at least 0")
@@ -159,9 +168,8 @@ def delete(ctx: Context, args) -> tuple[dict[str, Any], str]:
 
 
 def _direct_delete(ctx: Context, message_id: str, mode: str) -> tuple[dict[str, Any], str]:
-    from agent_memory.cli.forwarding import direct
     try:
-        answer, store = direct(ctx, "message_delete", message_id=message_id, mode=mode)
+        answer, store = _direct(ctx, "delete", message_id=message_id, mode=mode)
     except NotFoundError:
         local = _any_store(ctx)
         session_id = _forgotten_in(local, message_id, None) if local is not None else None
@@ -197,9 +205,7 @@ def mark(ctx: Context, args) -> tuple[dict[str, Any], str]:
     marked = not args.unmark
     ctx.side()
     if ctx.store_mode == "logger":
-        from agent_memory.cli.forwarding import direct
-        answer, store = direct(ctx, "mark_messages_for_deletion", message_ids=ids,
-                               marked_for_deletion=marked)
+        answer, store = _direct(ctx, "mark", message_ids=ids, marked=marked)
         if answer is not True:
             raise RefusedError("the logger changed no marker: one of the messages is unknown "
                                "to it or could not be changed (all or nothing)",
@@ -235,10 +241,9 @@ def delete_session(ctx: Context, args) -> tuple[dict[str, Any], str]:
     wait = _wait(args.wait)
     side = ctx.side()
     if ctx.store_mode == "logger":
-        from agent_memory.cli.forwarding import direct
         local = _any_store(ctx)
         try:
-            answer, store = direct(ctx, "delete_session", session_id=session_id)
+            answer, store = _direct(ctx, "delete_session", session_id=session_id)
         except RefusedError as exc:
             if exc.code != contract.SESSION_UNKNOWN or local is None or \
                     not views.deleted_session(local.events(session_id)[0]):
@@ -257,8 +262,7 @@ def delete_session(ctx: Context, args) -> tuple[dict[str, Any], str]:
                        wait)
     if not store.files(session_id, None):
         if side == "logger" and ctx.store_mode == "auto":  # known to the logger only?
-            from agent_memory.cli.forwarding import direct
-            return direct(ctx, "delete_session", session_id=session_id)
+            return _direct(ctx, "delete_session", session_id=session_id)
         raise from_refusal(contract.SESSION_UNKNOWN, f"no session {session_id} in the file "
                                                      "store")
     from agent_memory.sync import forgetting

@@ -34,10 +34,9 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
     side = ctx.side()  # configuration problems and --store logger without a logger first
     if ctx.store_mode == "logger":
         from agent_memory.cli.forwarding import direct
-        if args.action == "open":
-            attributes["dialogue_kind"] = tuple(attributes["dialogue_kind"])
-            return direct(ctx, "open_session", session_id=session_id, **attributes)
-        return direct(ctx, f"{args.action}_session", session_id=session_id)
+        from agent_memory.sync.events import call
+        command, params = call(args.action, {"session_id": session_id, **attributes})
+        return direct(ctx, command, **params)
     answer, file = record_event(ctx, session_id, args.action, attributes)
     if side == "logger" and file is not None:
         from agent_memory.cli.forwarding import forward

@@ -1,5 +1,8 @@
 """The sync engine: forward every pending event and message to the logger, exactly once in
-effect, and move what the logger confirmed to `.imported/`.
+effect, and move what the logger confirmed to `.imported/`. What goes when is sync.plan's to
+decide (pure, tested on its own); this reads the files for it, does each step it yields
+through the logger link (the port: `call` one command, `import_batch`; each event's command
+from sync.events), and keeps the books (confirm, move, count refusals, quarantine).
 
 Per session, in name (time) order: session events are barriers (the batch before an event is
 sent first, then the event); messages go in batches through `messages_import` (a batch of one
@@ -32,6 +35,7 @@ from agent_memory.outbox.store import IMPORTED, PENDING, QUARANTINED, Store, Sto
 from agent_memory.sync.links.failures import Failed, Refused, Unreachable
 from agent_memory.sync.forgetting import (FORGETTING, complete, forwarding_of_forgetting,
                                            pending_intents, purged_meanwhile)
+from agent_memory.sync import events, plan
 from agent_memory.sync.links.logger import LoggerLink
 from agent_memory.sync.state import SyncState
 
@@ -100,30 +104,10 @@ class _Item:
         if record.corrects_message_id:
             self.targets.add(record.corrects_message_id)
 
-
-class _Barrier:
-    """A session's `open` event that the logger refused: what was written behind it waits
-    (`final` False, the event still pending) or is quarantined with it (`final` True)."""
-
-    def __init__(self, event: Any, name: str, relpath: str, code: str | None,
-                 statement: str | None, final: bool) -> None:
-        self.event_id = event.event_id
-        self.occurred_at = event.occurred_at
-        self.name = name
-        self.relpath = relpath
-        self.code = code or "REFUSED"
-        self.statement = statement or "refused by the logger"
-        self.final = final
-
-    def covers(self, name: str, written_at: str | None) -> bool:
-        """Was a file written behind this event (after it by name, or by its write time)?"""
-        return name > self.name or (written_at is not None and written_at >= self.occurred_at)
-
-    def reason(self) -> str:
-        where = "set aside" if self.final else "it stays pending"
-        return (f"its session's open event was refused by the logger ({self.code}: "
-                f"{self.statement}; {where}: {self.relpath}); nothing written behind it may "
-                "join a session the logger gave to another")
+    @classmethod
+    def of(cls, entry: plan.Entry) -> "_Item":
+        file, record = entry.record
+        return cls(file, record, entry.size)
 
 
 def tidy(store: Store) -> list[dict[str, Any]]:
@@ -223,54 +207,80 @@ class SyncEngine:
         return report
 
     async def _sync_session(self, session_id: str, report: SessionReport) -> None:
+        """The session's plan (sync.plan), done step by step: the plan decides what goes
+        when from what the files say and the logger answered; this does each step."""
         files = self.store.files(session_id, None, (PENDING,))
         vectors = {f.item_id: f for f in files if f.name.endswith(names.VECTOR_EXT)}
         opens = self._pending_opens(files)
         files = self._in_written_order(files, opens)
-        barrier = self._refused_open(session_id, opens)  # an open quarantined before this run
-        blocked: set[str] = set()  # refused or waiting message ids: their dependants wait
-        batch: list[_Item] = []
-        batch_bytes = 0
+        steps = plan.session_steps(
+            self._entries(files, opens), batch_items=self.limits.batch_items,
+            batch_bytes=self.limits.batch_bytes, prior=self._refused_open(session_id, opens),
+            held=lambda item_id: self.state.refused_within(item_id,
+                                                           self.limits.refused_holdoff))
+        answer = None
+        while True:
+            try:
+                step = steps.send(answer)
+            except StopIteration:
+                break
+            answer = await self._do(step, vectors, report)
+        self._settle_orphan_vectors(session_id, vectors, report)
+        self._commit_moves()
+
+    def _entries(self, files: list[StoredFile], opens: dict[str, Any]):
+        """The session's pending messages and events as the plan sees them, read one at a
+        time as the plan asks (a large drain keeps only a batch in memory)."""
         for file in files:
             if file.name.endswith(names.VECTOR_EXT):
                 continue
             if file.name.endswith(names.EVENT_EXT):
-                if barrier is not None and barrier.covers(file.name, None):
-                    self._hold(file, file.item_id, barrier, report)
-                    continue
-                await self._flush(batch, vectors, blocked, report)
-                batch, batch_bytes = [], 0
-                refused = await self._apply_event(file, report, opens.get(file.name))
-                if refused is not None:
-                    barrier = refused
+                event, broken = opens.get(file.name), None
+                if event is None:
+                    event, broken = self._read(file, "event")
+                    if event is None and broken is None:
+                        continue  # moved by a concurrent syncer
+                yield plan.Entry(file.name, "event", file.item_id,
+                                 event=getattr(event, "event", None),
+                                 occurred_at=getattr(event, "occurred_at", None),
+                                 broken=broken, record=(file, event), shown=file.relpath)
                 continue
-            item = self._load_message(file, report)
-            if item is None:
+            record, broken, size = self._read_message(file)
+            if record is None and broken is None:
                 continue
-            if barrier is not None and barrier.covers(file.name, item.record.written_at):
-                blocked.add(item.message_id)
-                self._hold(file, item.message_id, barrier, report,
-                           vectors.get(item.message_id))
+            if broken is not None:
+                yield plan.Entry(file.name, "message", file.item_id, broken=broken,
+                                 record=(file, None))
                 continue
-            if self._held_back(file, item.message_id, report) is not None:
-                blocked.add(item.message_id)
-                continue
-            waits_for = sorted(item.targets & blocked)
-            if waits_for:
-                blocked.add(item.message_id)
-                report.record(file.name, Outcome(Outcome.WAITING, waits_for=waits_for))
-                report.waiting.append({"message_id": item.message_id, "file": file.relpath,
-                                       "waits_for": waits_for})
-                continue
-            if batch and (len(batch) >= self.limits.batch_items
-                          or batch_bytes + item.size > self.limits.batch_bytes):
-                await self._flush(batch, vectors, blocked, report)
-                batch, batch_bytes = [], 0
-            batch.append(item)
-            batch_bytes += item.size
-        await self._flush(batch, vectors, blocked, report)
-        self._settle_orphan_vectors(session_id, vectors, report)
-        self._commit_moves()
+            targets = {r.to_message_id for r in record.relations}
+            if record.corrects_message_id:
+                targets.add(record.corrects_message_id)
+            yield plan.Entry(file.name, "message", file.item_id, targets=frozenset(targets),
+                             size=size, written_at=record.written_at, record=(file, record))
+
+    async def _do(self, step: Any, vectors: dict[str, StoredFile],
+                  report: SessionReport) -> Any:
+        """One step of the plan; the answer it takes back (SendEvent, SendBatch)."""
+        file = step.entry.record[0] if not isinstance(step, plan.SendBatch) else None
+        vector = vectors.get(step.entry.item_id) if file is not None and \
+            step.entry.kind == "message" else None
+        if isinstance(step, plan.SendBatch):
+            blocked: set[str] = set()
+            await self._flush([_Item.of(e) for e in step.entries], vectors, blocked, report)
+            return blocked
+        if isinstance(step, plan.SendEvent):
+            return await self._apply_event(file, step.entry.record[1], report)
+        if isinstance(step, plan.SetAside):
+            self._quarantine(file, None, step.reason, report)
+        elif isinstance(step, plan.Hold):
+            self._hold(file, step.entry.item_id, step.barrier, report, vector)
+        elif isinstance(step, plan.HeldBack):
+            self._report_held(file, step.entry.item_id, step.refusal, report)
+        elif isinstance(step, plan.Wait):
+            report.record(file.name, Outcome(Outcome.WAITING, waits_for=step.waits_for))
+            report.waiting.append({"message_id": step.entry.item_id, "file": file.relpath,
+                                   "waits_for": step.waits_for})
+        return None
 
     # --- the session's open as a barrier ---------------------------------------------------------
     def _pending_opens(self, files: list[StoredFile]) -> dict[str, Any]:
@@ -290,28 +300,23 @@ class SyncEngine:
 
     def _in_written_order(self, files: list[StoredFile],
                           opens: dict[str, Any]) -> list[StoredFile]:
-        """`files` in name order, except a message back-dated (`--occurred-at`) to before a
-        pending open written before it: it goes right after that open, so it can never reach
-        the logger ahead of the event that decides whose session it joins."""
+        """`files` in the order they go (sync.plan.in_written_order: a message back-dated to
+        before a pending open written before it goes right after that open)."""
         if not opens:
             return files
-        from agent_memory.outbox import records
-        last_open = max(opens)
-        order = {f.name: (f.name,) for f in files}
-        for file in files:
-            if file.name >= last_open or not file.name.endswith(names.MESSAGE_EXT):
-                continue
-            try:
-                written_at = self.store.load(file, "message").written_at
-            except (OSError, records.RecordError):
-                continue  # _load_message sets it aside
-            behind = [name for name, event in opens.items()
-                      if name > file.name and event.occurred_at <= written_at]
-            if behind:
-                order[file.name] = (max(behind), file.name)
-        return sorted(files, key=lambda f: order[f.name])
 
-    def _refused_open(self, session_id: str, pending_opens: dict[str, Any]) -> _Barrier | None:
+        def written_at(name: str) -> str | None:
+            record, _broken, _size = self._read_message(StoredFile(files[0].session_id,
+                                                                   PENDING, name))
+            return record.written_at if record is not None else None
+        by_name = {f.name: f for f in files}
+        ordered = plan.in_written_order([f.name for f in files],
+                                        {name: e.occurred_at for name, e in opens.items()},
+                                        written_at)
+        return [by_name[name] for name in ordered]
+
+    def _refused_open(self, session_id: str,
+                      pending_opens: dict[str, Any]) -> plan.Barrier | None:
         """The session's latest `open` when it was quarantined after the logger refused it
         (and no later open is pending or confirmed): everything written behind it follows it."""
         from agent_memory.outbox import records
@@ -334,8 +339,9 @@ class SyncEngine:
         reason = self.store.reason_of(file)
         if reason.get("reason") != "refused":
             return None  # set aside unread (damaged): nothing says the logger refused it
-        return _Barrier(event, file.name, file.relpath, reason.get("code"),
-                        reason.get("statement"), final=True)
+        return plan.Barrier(event.event_id, event.occurred_at, file.name, file.relpath,
+                            reason.get("code") or "REFUSED",
+                            reason.get("statement") or "refused by the logger", final=True)
 
     def _is_open(self, file: StoredFile) -> bool:
         from agent_memory.outbox import records
@@ -344,7 +350,8 @@ class SyncEngine:
         except (OSError, records.RecordError):
             return False
 
-    def _hold(self, file: StoredFile, item_id: str, barrier: _Barrier, report: SessionReport,
+    def _hold(self, file: StoredFile, item_id: str, barrier: plan.Barrier,
+              report: SessionReport,
               vector: StoredFile | None = None) -> None:
         """A file written behind a refused open: it waits for it, or follows it to quarantine."""
         if barrier.final:
@@ -358,13 +365,10 @@ class SyncEngine:
                                else "event_id": item_id, "file": file.relpath,
                                "waits_for": [barrier.event_id], "reason": barrier.reason()})
 
-    def _held_back(self, file: StoredFile, item_id: str,
-                   report: SessionReport) -> dict[str, Any] | None:
+    def _report_held(self, file: StoredFile, item_id: str, held: dict[str, Any],
+                     report: SessionReport) -> None:
         """An item refused less than `refused_holdoff` seconds ago is not sent again yet (see
-        Limits): reported as refused, with its last refusal (returned), else None."""
-        held = self.state.refused_within(item_id, self.limits.refused_holdoff)
-        if held is None:
-            return None
+        Limits): reported as refused, with its last refusal."""
         report.record(file.name, Outcome(Outcome.REFUSED, code=held.get("code"),
                                          statement=held.get("statement")))
         report.failed.append({"message_id" if file.name.endswith(names.MESSAGE_EXT)
@@ -372,79 +376,63 @@ class SyncEngine:
                               "code": held.get("code"), "statement": held.get("statement"),
                               "refusals": held.get("count"), "held_until_retry": True,
                               "quarantine_after": self.limits.quarantine_after})
-        return held
 
-    def _load_message(self, file: StoredFile, report: SessionReport) -> _Item | None:
-        """Decode a pending `.msg`; an unreadable one is set aside at once (never a crash loop)."""
+    def _read_message(self, file: StoredFile) -> tuple[Any, dict[str, Any] | None, int]:
+        """(record, None, size) of a pending `.msg`; (None, why, 0) when it cannot be read
+        (the plan sets it aside at once: never a crash loop); (None, None, 0) when a
+        concurrent syncer moved it."""
         try:
             data = self.store.read_bytes(file)
         except FileNotFoundError:
-            return None  # moved by a concurrent syncer
+            return None, None, 0
         except UnsafeFile as exc:  # a symlink, a FIFO, a huge file: never read, set aside
-            self._quarantine(file, None, {"reason": "unsafe", "detail": exc.reason}, report)
-            return None
+            return None, {"reason": "unsafe", "detail": exc.reason}, 0
         from agent_memory.outbox import records
         try:
             record = records.decode(data, records.MessageRecord)
             if record.message_id != file.item_id or record.session_id != file.session_id:
                 raise records.RecordError("record does not match its file name")
         except records.RecordError as exc:
-            self._quarantine(file, None, {"reason": "unreadable", "detail": str(exc)}, report)
-            return None
-        return _Item(file, record, len(data))
+            return None, {"reason": "unreadable", "detail": str(exc)}, 0
+        return record, None, len(data)
+
+    def _read(self, file: StoredFile, kind: str) -> tuple[Any, dict[str, Any] | None]:
+        """(record, None), (None, why it cannot be read), or (None, None) when moved."""
+        from agent_memory.outbox import records
+        try:
+            return self.store.load(file, kind), None
+        except FileNotFoundError:
+            return None, None
+        except UnsafeFile as exc:
+            return None, {"reason": "unsafe", "detail": exc.reason}
+        except records.RecordError as exc:
+            return None, {"reason": "unreadable", "detail": str(exc)}
 
     # --- events --------------------------------------------------------------------------------
-    async def _apply_event(self, file: StoredFile, report: SessionReport,
-                           event: Any = None) -> _Barrier | None:
-        """Send one session event; the barrier it becomes when it is an `open` the logger
-        refused, else None."""
-        from agent_memory.outbox import records
-        if event is None:
-            try:
-                event = self.store.load(file, "event")
-            except FileNotFoundError:
-                return None
-            except UnsafeFile as exc:
-                self._quarantine(file, None, {"reason": "unsafe", "detail": exc.reason}, report)
-                return None
-            except records.RecordError as exc:
-                self._quarantine(file, None, {"reason": "unreadable", "detail": str(exc)},
-                                 report)
-                return None
-        held = self._held_back(file, file.item_id, report)
-        if held is not None:
-            if event.event != "open":
-                return None
-            return _Barrier(event, file.name, file.relpath, held.get("code"),
-                            held.get("statement"), final=False)
+    async def _apply_event(self, file: StoredFile, event: Any,
+                           report: SessionReport) -> plan.Refusal | None:
+        """Send one session event; a plan.Refusal when the logger refused it, else None."""
         try:
             answer = await self._send_event(event)
         except Refused as exc:
             quarantined = self._refused(file, file.item_id, exc, report)
-            if event.event != "open":
-                return None
             if quarantined:
                 self._commit_moves()
                 file = StoredFile(file.session_id, QUARANTINED, file.name)
-            return _Barrier(event, file.name, file.relpath, exc.code, exc.statement,
-                            final=quarantined)
+            return plan.Refusal(file.relpath, exc.code, exc.statement, quarantined)
         self._confirmed(file, None, file.item_id, answer, report)
         self._commit_moves()
         report.events_applied += 1
         return None
 
     async def _send_event(self, event: Any) -> Any:
-        if event.event == "open":
-            return await self.link.call(
-                "open_session", session_id=event.session_id, project_id=event.project_id,
-                dialogue_kind=tuple(event.dialogue_kind), participants=event.participants,
-                title=event.title, metadata=event.metadata)
+        """The event's logger command (sync.events), through the link (the logger port)."""
         if event.event in FORGETTING:
             return await forwarding_of_forgetting(
                 self.link, event, lambda message_id: self._pending_message(event.session_id,
                                                                            message_id))
-        command = "close_session" if event.event == "close" else "reopen_session"
-        return await self.link.call(command, session_id=event.session_id)
+        command, params = events.call_of(event)
+        return await self.link.call(command, **params)
 
     def _pending_message(self, session_id: str, message_id: str) -> bool:
         """Does the message still wait in the outbox (to be sent behind an event)?"""

@@ -214,20 +214,17 @@ async def forwarding_of_forgetting(link, event: Any, pending=lambda message_id: 
     answered false holds when every message reads back in the state asked (or is gone)."""
     from agent_memory.outbox import contract
     from agent_memory.sync.links.failures import Refused
+    from agent_memory.sync.events import call_of
+    command, params = call_of(event)
     try:
+        answer = await link.call(command, **params)
         if event.event == "mark":
-            answer = await link.call("mark_messages_for_deletion",
-                                     message_ids=list(event.message_ids),
-                                     marked_for_deletion=bool(event.marked))
             if answer is not True and not await _marks_stand(link, event, pending):
                 raise Refused(contract.MARK_NOT_APPLIED,
                               "the logger changed no marker: one of the messages is unknown "
                               "to it or could not be changed (all or nothing)")
             return {"message_ids": list(event.message_ids), "marked": bool(event.marked)}
-        if event.event == "delete":
-            return await link.call("message_delete", message_id=event.message_id,
-                                   mode=event.mode)
-        return await link.call("delete_session", session_id=event.session_id)
+        return answer
     except Refused as exc:
         if event.event == "delete_session" and exc.code == contract.SESSION_UNKNOWN:
             return {"session_id": event.session_id, "deleted": True, "already": True}

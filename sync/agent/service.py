@@ -41,6 +41,7 @@ from agent_memory.outbox.contract import is_valid_session_id
 from agent_memory.outbox.store import PENDING, StoredFile
 from agent_memory.sync.agent import channel
 from agent_memory.sync import delivery, identity
+from agent_memory.sync.events import COMMANDS
 from agent_memory.sync.links import failures
 
 
@@ -49,7 +50,9 @@ from agent_memory.sync.links import failures
 RunCommand = Callable[[list, str, "str | None", Any], dict]
 
 # The logger commands `write` and `session` make with `--store logger`.
-CALLS = frozenset({"append_message", "open_session", "close_session", "reopen_session"})
+# What a `--store logger` command may have the agent call: an append, or an event's command
+# (sync.events: session events and forgetting).
+CALLS = frozenset({"append_message", *COMMANDS.values()})
 
 # The batch bounds a `sync` request may set for its round (sync.engine.Limits).
 SYNC_BOUNDS = ("batch_items", "batch_bytes", "quarantine_after", "sessions_in_flight")
