@@ -97,6 +97,13 @@ def peer_uid(sock) -> int:
     return uid
 
 
+def request(identity: dict[str, Any], op: str, **fields: Any) -> dict[str, Any]:
+    """A request as the agent decodes it (sync.agent.requests): the caller's identity with the
+    protocol, the op, then its fields. Built here with the standard library: the client's side
+    never imports msgspec (a test proves the agent's records decode what this builds)."""
+    return {**identity, "op": op, **fields}
+
+
 def send(sock, message: dict[str, Any]) -> None:
     body = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     sock.sendall(len(body).to_bytes(_HEADER_SIZE, "big") + body)
