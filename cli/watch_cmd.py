@@ -85,7 +85,7 @@ def _server_factory(ctx: Context, log):
     from agent_memory.sync.agent import channel
     from agent_memory.sync.agent.server import AgentServer
 
-    def make(watcher):
-        service = AgentService(watcher, ctx.serve_command)
-        return AgentServer(channel.socket_path(watcher.path), service.handle, log)
+    def make(port):
+        service = AgentService(port, ctx.serve_command)
+        return AgentServer(channel.socket_path(port.store.path), service.handle, log)
     return make

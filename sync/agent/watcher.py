@@ -3,7 +3,7 @@ the CLI.
 
 Life of a watcher. This module is the loop and the scheduler only; its collaborators live in
 their own modules of sync.agent: the sync lock and the stop signals (holding), the control
-socket (server, service), the answers to commands
+socket (server, service, reached through a narrow port), the answers to commands
 waiting for their files (handoff), the vector backfill (backfill), the file events
 (file_events), the logger's health and backoff (health), the configuration followed on disk
 (following) and the published state (report); the fleet links are sync.links.resident's pool.
@@ -69,6 +69,7 @@ from agent_memory.sync.agent.following import ConfigFollower
 from agent_memory.sync.agent.handoff import Handoff, Rounds
 from agent_memory.sync.agent.holding import StopSignals, take_lock
 from agent_memory.sync.agent.health import LoggerHealth
+from agent_memory.sync.agent.port import AgentPort
 from agent_memory.sync.agent.report import WatcherReport
 from agent_memory.sync.agent.rounds import RoundResult
 from agent_memory.sync.config import Config
@@ -114,7 +115,7 @@ class _StopNow(Exception):
 
 class Watcher:
     def __init__(self, store: Store, config: Config, options: WatchOptions | None = None,
-                 log=None, server_factory: Callable[["Watcher"], Any] | None = None) -> None:
+                 log=None, server_factory: Callable[[AgentPort], Any] | None = None) -> None:
         if config.logger is None:
             raise ValueError("the watcher needs a logger (ailogger_client section)")
         self.store = store
@@ -219,7 +220,7 @@ class Watcher:
         if self._server_factory is None:
             return
         try:
-            self._server = self._server_factory(self)
+            self._server = self._server_factory(self.port())
             self._server.start()
         except Exception as exc:  # noqa: BLE001 - the watcher still drains; CLIs go inline
             self._server = None
@@ -231,6 +232,22 @@ class Watcher:
         server, self._server = self._server, None
         if server is not None:
             server.stop()
+
+    def port(self) -> AgentPort:
+        """What the agent's service may use of this watcher (sync.agent.port)."""
+        return AgentPort(
+            store=self.store, pid=self.pid, identity=lambda: self.identity,
+            config=lambda: self.config, autostarted=self.options.autostarted,
+            refused_holdoff=self.options.limits.refused_holdoff, describe=self.describe,
+            stopping=lambda: self.stop_reason is not None, stop=self.request_stop,
+            touch=self.touch, follow_config=self.follow_config, deliver=self.handoff.deliver,
+            pool=lambda: self.pool, serving_loop=self.serving_loop, sync_now=self.sync_now)
+
+    def describe(self) -> dict[str, Any]:
+        """Who is serving, as `ping` answers it: pid, store, the agent's part of the published
+        state, status."""
+        return {"pid": os.getpid(), "store": self.store.path, **(self.agent_info() or {}),
+                "status": self.report.status}
 
     def touch(self) -> None:
         """A request came: the idle clock starts again (thread-safe enough: one float)."""
