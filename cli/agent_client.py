@@ -29,6 +29,8 @@ to exit, does its work inline and starts a new agent with its own configuration 
 hand-started or systemd agent is never replaced: the command does without it and says so on
 stderr (a write's answer names it too, through the sync lock). An agent of an older release
 (another socket protocol) that was autostarted is asked to stop with SIGTERM.
+Starting, retiring and finding the agent (the process side) is sync.agent.lifecycle; this
+module is the command's side: what to ask, and what the answer means for the command.
 Pure standard library at import time: this module is on the write path.
 """
 
@@ -41,19 +43,14 @@ if TYPE_CHECKING:
     from typing import Any
 
 from agent_memory.cli.errors import CliError, UsageError
-from agent_memory.sync.agent import channel
+from agent_memory.sync.agent import channel, lifecycle
+from agent_memory.sync.agent.lifecycle import AgentLost, ask, wait_gone
 
-ENV_MODE = "AGENT_MEMORY_AGENT"
+ENV_MODE = lifecycle.MODE_ENV
 MODES = ("auto", "use", "off")
-CONNECT_TIMEOUT = 2.0
+CONNECT_TIMEOUT = lifecycle.CONNECT_TIMEOUT
 RUN_TIMEOUT = 300.0
 HANDOVER_WAIT = 15.0  # seconds an agent handing over gets to finish its batch and exit
-LOG_ROTATE_BYTES = 8 << 20
-
-
-
-class AgentLost(Exception):
-    """The agent took the request but the connection broke before its answer."""
 
 
 def mode(ctx) -> str:
@@ -92,6 +89,24 @@ def _identity(ctx) -> dict[str, Any] | None:
     return {"protocol": channel.PROTOCOL, **identity.of(store, ctx.config)}
 
 
+def _asked(ctx, op: str, timeout: float, **fields: Any) -> dict[str, Any] | None:
+    """The preamble of `run`, `call` and `deliver`: the agent's answer to this command's
+    request, or None to do the work here (not wanted; no agent answers, so one is started after
+    the command; or one of another identity declined). AgentLost passes through: what it means
+    depends on the request."""
+    identity = _identity(ctx) if _wanted(ctx) else None
+    if identity is None:
+        return None
+    answer = ask(identity["store"], channel.request(identity, op, **fields), timeout)
+    if answer is None:
+        ctx.agent_wanted = True
+        return None
+    if answer.get("mismatch"):
+        _declined(ctx, identity["store"], answer)
+        return None
+    return answer
+
+
 def _declined(ctx, store_path: str, answer: dict[str, Any], wait: bool = True) -> None:
     """The agent declined this command (another identity): wait for one that hands over to
     exit (unless the caller waits for the sync lock instead), and start a new one after the
@@ -99,7 +114,7 @@ def _declined(ctx, store_path: str, answer: dict[str, Any], wait: bool = True) -
     agent = answer.get("agent") if isinstance(answer.get("agent"), dict) else {}
     pid = agent.get("pid")
     if "handover" not in answer:  # an older release: it cannot be asked to hand over
-        pid = _retire_older(store_path)
+        pid = lifecycle.retire_older(store_path)
         handing_over = pid is not None
     else:
         handing_over = bool(answer.get("handover"))
@@ -123,91 +138,15 @@ def describe_conflict(agent: dict[str, Any]) -> str:
             "configuration")
 
 
-def _retire_older(store_path: str) -> int | None:
-    """An autostarted agent of an older release (another socket protocol) is stopped with
-    SIGTERM, as it would hand over if it could; its pid, or None when it is not one."""
-    import signal
-    from agent_memory.sync.agent import published
-    from agent_memory.sync.lock import SyncLock
-    holder = SyncLock(store_path).holder()
-    state = published.read(store_path) or {}
-    if holder is None or holder <= 0 or state.get("pid") != holder \
-            or not (state.get("agent") or {}).get("autostarted"):
-        return None
-    try:
-        os.kill(holder, signal.SIGTERM)
-    except OSError:
-        return None
-    return holder
-
-
-def alive(pid: int) -> bool:
-    """Is `pid` a live process (a zombie counts as gone: it holds no lock, serves nothing)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            return handle.read().rsplit(b")", 1)[-1].split()[0] != b"Z"
-    except (FileNotFoundError, ProcessLookupError, IndexError):
-        return False
-
-
-def wait_gone(pid: int, timeout: float) -> bool:
-    """Wait up to `timeout` seconds for `pid` to exit; whether it did."""
-    import time
-    deadline = time.monotonic() + timeout
-    while alive(pid):
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.02)
-    return True
-
-
-def connect(store_path: str, timeout: float = CONNECT_TIMEOUT):
-    """A connection to the store's agent; None when none answers (no socket, or a stale one)."""
-    try:
-        return channel.connect(channel.socket_path(store_path), timeout)
-    except OSError:  # ENOENT: none; ECONNREFUSED: a dead agent's socket; EACCES: not ours
-        return None
-
-
-def ask(store_path: str, message: dict[str, Any], timeout: float) -> dict[str, Any] | None:
-    """The agent's answer; None when no agent answers the connection; AgentLost when it took
-    the request and went away without answering."""
-    sock = connect(store_path)
-    if sock is None:
-        return None
-    try:
-        try:
-            channel.send(sock, message)
-        except OSError:
-            return None  # it never had the request
-        sock.settimeout(timeout)
-        try:
-            return channel.receive(sock)
-        except (OSError, ConnectionError) as exc:
-            raise AgentLost(str(exc) or type(exc).__name__) from None
-    finally:
-        sock.close()
-
-
 def serve(ctx, args, argv: list[str]) -> tuple[int, str] | None:
     """Run a read-side command (cli.dispatch.SERVED, `status --probe`) in the agent: (exit code,
     the stdout line), or None to run it here (no agent, another store or configuration, or
     the agent lost midway: reads are safe to repeat)."""
-    identity = _identity(ctx) if _wanted(ctx) else None
-    if identity is None:
-        return None
-    message = {**identity, "op": "run", "argv": list(argv)}
     try:
-        answer = ask(identity["store"], message, RUN_TIMEOUT)
+        answer = _asked(ctx, "run", RUN_TIMEOUT, argv=list(argv))
     except AgentLost:
         return None
-    if answer is None:
-        ctx.agent_wanted = True
-        return None
-    if answer.get("mismatch"):
-        _declined(ctx, identity["store"], answer)
-        return None
-    if not answer.get("ok") or not isinstance(answer.get("line"), str):
+    if answer is None or not answer.get("ok") or not isinstance(answer.get("line"), str):
         return None
     return int(answer.get("exit_code", 1)), answer["line"]
 
@@ -217,43 +156,24 @@ def call(ctx, command: str, params: dict[str, Any]) -> dict[str, Any] | None:
     answer, {"result": ...} or {"failure": {"kind", ...}}; None to make it here (no agent, or
     another store or configuration). AgentLost when the agent took it and went away without
     answering: the logger may or may not have done it, so it is not repeated."""
-    identity = _identity(ctx) if _wanted(ctx) else None
-    if identity is None:
-        return None
-    message = {**identity, "op": "call", "command": command, "params": params}
-    answer = ask(identity["store"], message, RUN_TIMEOUT)
-    if answer is None:
-        ctx.agent_wanted = True
-        return None
-    if answer.get("mismatch"):
-        _declined(ctx, identity["store"], answer)
-        return None
-    if not answer.get("ok") or not ("result" in answer or isinstance(answer.get("failure"),
-                                                                      dict)):
+    answer = _asked(ctx, "call", RUN_TIMEOUT, command=command, params=params)
+    if answer is None or not answer.get("ok") \
+            or not ("result" in answer or isinstance(answer.get("failure"), dict)):
         return None
     return answer
 
 
 def deliver(ctx, file, wait: float, embed_budget: float = 0.0):
     """The agent's Delivery of a file this command appended; None to forward it inline."""
-    identity = _identity(ctx) if _wanted(ctx) else None
-    if identity is None:
-        return None
     from agent_memory.sync import delivery
-    message = {**identity, "op": "deliver", "session_id": file.session_id,
-               "name": file.name, "wait": wait, "embed_budget": embed_budget}
     try:
-        answer = ask(identity["store"], message, wait + embed_budget + 30.0)
+        answer = _asked(ctx, "deliver", wait + embed_budget + 30.0,
+                        session_id=file.session_id, name=file.name, wait=wait,
+                        embed_budget=embed_budget)
     except AgentLost as exc:
         return delivery.pending(f"the agent stopped before answering ({exc}); the file stays "
                                 "pending and is delivered later")
-    if answer is None:
-        ctx.agent_wanted = True
-        return None
-    if answer.get("mismatch"):
-        _declined(ctx, identity["store"], answer)
-        return None
-    if not answer.get("ok"):
+    if answer is None or not answer.get("ok"):
         return None
     try:
         return delivery.from_dict(answer.get("delivery"))
@@ -272,7 +192,8 @@ def claim(ctx) -> str | dict[str, Any] | None:
     if identity is None:
         return ctx.agent_declined_by
     try:
-        answer = ask(identity["store"], {**identity, "op": "claim"}, CONNECT_TIMEOUT + 10.0)
+        answer = ask(identity["store"], channel.request(identity, "claim"),
+                     CONNECT_TIMEOUT + 10.0)
     except AgentLost:
         return None
     if answer is None:
@@ -297,7 +218,7 @@ def sync_round(ctx, limits: dict[str, int]) -> dict[str, Any] | None:
     if identity is None:
         return None
     try:
-        answer = ask(identity["store"], {**identity, "op": "sync", "limits": limits},
+        answer = ask(identity["store"], channel.request(identity, "sync", limits=limits),
                      RUN_TIMEOUT)
     except AgentLost as exc:
         return {"ok": False, "stopping": True, "error": str(exc)}
@@ -334,49 +255,7 @@ def after_command(ctx) -> None:
 
 
 def start(ctx) -> int | None:
-    """Start the agent in the background unless one runs or is being started; its pid."""
-    import fcntl
-    store_path = ctx.store().path
-    lock_fd = os.open(os.path.join(store_path, channel.LOCK_NAME),
-                      os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    try:
-        try:
-            fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return None  # an agent runs, or another command is starting it
-        probe = connect(store_path)
-        if probe is not None:  # one started by hand (or by systemd) answers
-            probe.close()
-            return None
-        return _spawn(ctx, store_path, lock_fd)
-    finally:
-        os.close(lock_fd)
-
-
-def _spawn(ctx, store_path: str, lock_fd: int) -> int:
-    import sys
-    log_path = os.path.join(store_path, channel.LOG_NAME)
-    try:
-        if os.stat(log_path).st_size > LOG_ROTATE_BYTES:
-            os.replace(log_path, log_path + ".1")
-    except FileNotFoundError:
-        pass
-    log_fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
-                     | os.O_CLOEXEC, 0o600)
-    # -P: the working directory (the caller's project) is not put on sys.path, so a project's
-    # own `cli/`, `sync/` or `outbox/` package is never imported in place of agent-memory's.
-    argv = [sys.executable, "-P", "-m", "agent_memory.cli", "--project-root", os.path.dirname(store_path),
-            "--config", ctx.config.source, "sync", "--watch", "--autostarted",
-            "--idle-exit", repr(float(ctx.config.agent["idle_exit"]))]
-    env = dict(os.environ)
-    env["AGENT_MEMORY_AGENT_LOCK_FD"] = str(lock_fd)
-    env.pop(ENV_MODE, None)
-    os.set_inheritable(lock_fd, True)  # the agent keeps .agent.lock for its whole life
-    try:
-        return os.posix_spawn(sys.executable, argv, env, setsid=True, file_actions=[
-            (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-            (os.POSIX_SPAWN_DUP2, log_fd, 1),
-            (os.POSIX_SPAWN_DUP2, log_fd, 2)])
-    finally:
-        os.set_inheritable(lock_fd, False)
-        os.close(log_fd)
+    """Start the agent of this command's store and configuration in the background unless one
+    runs or is being started (sync.agent.lifecycle); its pid."""
+    return lifecycle.start(ctx.store().path, ctx.config.source,
+                           ctx.config.agent["idle_exit"])

@@ -10,14 +10,14 @@ from typing import Any
 from agent_memory.cli import agent_client
 from agent_memory.cli.context import Context
 from agent_memory.cli.errors import CliError, LoggerUnreachableError, UsageError
-from agent_memory.sync.agent import channel
+from agent_memory.sync.agent import channel, lifecycle
 
 
 def _ping(store_path: str) -> dict[str, Any] | None:
     try:
-        answer = agent_client.ask(store_path, {"protocol": channel.PROTOCOL, "op": "ping"},
-                                  timeout=5.0)
-    except agent_client.AgentLost:
+        answer = lifecycle.ask(store_path, {"protocol": channel.PROTOCOL, "op": "ping"},
+                               timeout=5.0)
+    except lifecycle.AgentLost:
         return None
     return answer if answer and answer.get("ok") else None
 
@@ -83,11 +83,10 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
         return {"running": False, "stopped": False}, "file"
     pid = answer["pid"]
     try:
-        agent_client.ask(store_path, {"protocol": channel.PROTOCOL, "op": "stop"},
-                         timeout=5.0)
-    except agent_client.AgentLost:
+        lifecycle.ask(store_path, {"protocol": channel.PROTOCOL, "op": "stop"}, timeout=5.0)
+    except lifecycle.AgentLost:
         pass  # it went away on its own
-    while agent_client.alive(pid):
+    while lifecycle.alive(pid):
         if time.monotonic() >= deadline:
             raise CliError(f"the agent (pid {pid}) did not exit within {args.timeout} s",
                            code="AGENT_NOT_STOPPED")

@@ -49,7 +49,8 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
         raise UsageError("--idle-exit must be more than 0 seconds")
     options.idle_exit = idle_exit
     options.autostarted = args.autostarted
-    _keep_agent_lock()
+    from agent_memory.sync.agent import lifecycle
+    lifecycle.keep_start_lock()  # an autostarted agent holds .agent.lock for its life
     store = ctx.store()
     if not args.autostarted:  # an autostarted agent of another identity hands the store over
         from agent_memory.cli import agent_client
@@ -79,23 +80,12 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
     return summary, ("logger" if ran else "file")
 
 
-def _keep_agent_lock() -> None:
-    """An autostarted agent inherits `.agent.lock` from the command that started it and holds
-    it for its life; its own children (git) must not."""
-    inherited = os.environ.pop("AGENT_MEMORY_AGENT_LOCK_FD", None)
-    if inherited and inherited.isdigit():
-        try:
-            os.set_inheritable(int(inherited), False)
-        except OSError:
-            pass
-
-
 def _server_factory(ctx: Context, log):
     from agent_memory.sync.agent.service import AgentService
     from agent_memory.sync.agent import channel
     from agent_memory.sync.agent.server import AgentServer
 
-    def make(watcher):
-        service = AgentService(watcher, ctx.serve_command)
-        return AgentServer(channel.socket_path(watcher.path), service.handle, log)
+    def make(port):
+        service = AgentService(port, ctx.serve_command)
+        return AgentServer(channel.socket_path(port.store.path), service.handle, log)
     return make

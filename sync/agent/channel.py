@@ -97,18 +97,32 @@ def peer_uid(sock) -> int:
     return uid
 
 
+def request(identity: dict[str, Any], op: str, **fields: Any) -> dict[str, Any]:
+    """A request as the agent decodes it (sync.agent.requests): the caller's identity with the
+    protocol, the op, then its fields. Built here with the standard library: the client's side
+    never imports msgspec (a test proves the agent's records decode what this builds)."""
+    return {**identity, "op": op, **fields}
+
+
 def send(sock, message: dict[str, Any]) -> None:
     body = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     sock.sendall(len(body).to_bytes(_HEADER_SIZE, "big") + body)
 
 
-def receive(sock) -> dict[str, Any]:
-    """One message; ConnectionError when the peer closed or sent something else."""
+def receive_body(sock) -> bytes:
+    """One frame's body, undecoded (the agent decodes it as sync.agent.requests); ConnectionError
+    when the peer closed or sent more than a frame may hold."""
     length = int.from_bytes(_read_exactly(sock, _HEADER_SIZE), "big")
     if length > MAX_FRAME:
         raise ConnectionError(f"a frame of {length} bytes is over the limit")
+    return _read_exactly(sock, length)
+
+
+def receive(sock) -> dict[str, Any]:
+    """One message; ConnectionError when the peer closed or sent something else."""
+    body = receive_body(sock)
     try:
-        message = json.loads(_read_exactly(sock, length))
+        message = json.loads(body)
     except ValueError as exc:
         raise ConnectionError(f"not a JSON frame: {exc}") from None
     if not isinstance(message, dict):

@@ -1,6 +1,7 @@
 """The listening end of the agent's socket: accept, check the peer, hand the request to the
 service, send its answer. What a request does is the service's business (sync.agent.service);
-this module only moves frames and keeps strangers out.
+this module only moves frames, reads each request's envelope (sync.agent.requests) and keeps
+strangers out.
 
 Only the process holding the store's sync lock serves, so a socket file found at start is a
 dead agent's (stale) and is replaced. Each connection is served in its own thread; a request
@@ -14,9 +15,10 @@ import socket
 import threading
 from typing import Any, Callable
 
-from agent_memory.sync.agent import channel
+from agent_memory.sync.agent import channel, requests
 
-Handler = Callable[[dict[str, Any]], dict[str, Any]]
+# (the request's envelope, its whole frame) -> the answer
+Handler = Callable[[requests.Envelope, bytes], dict[str, Any]]
 RECEIVE_TIMEOUT = 30.0
 
 
@@ -96,13 +98,17 @@ class AgentServer:
                     _close_gently(conn)
                     return
                 conn.settimeout(RECEIVE_TIMEOUT)
-                request = channel.receive(conn)
+                body = channel.receive_body(conn)
+                try:
+                    envelope = requests.envelope(body)
+                except ValueError as exc:
+                    raise ConnectionError(str(exc)) from None
                 conn.settimeout(None)
                 self.requests += 1
                 try:
-                    answer = self._handle(request)
+                    answer = self._handle(envelope, body)
                 except Exception as exc:  # noqa: BLE001 - the client falls back; never a crash
-                    self._log.exception("agent_request_failed", op=request.get("op"))
+                    self._log.exception("agent_request_failed", op=envelope.op)
                     answer = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
                 channel.send(conn, answer)
             except (OSError, ConnectionError) as exc:

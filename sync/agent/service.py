@@ -1,5 +1,6 @@
 """What the project's agent does with a request from the CLI (sync.agent.server moves the
-frames; cli.agent_client is the other end).
+frames; sync.agent.requests is what they hold; cli.agent_client is the other end). The service
+sees the agent only through its port (sync.agent.port), never the watcher itself.
 
 - `ping`: who is serving (pid, socket, store, whether it was autostarted, its idle deadline).
 - `stop`: stop as on SIGTERM (the batch in flight finishes).
@@ -37,11 +38,10 @@ import os
 from typing import Any, Callable
 
 from agent_memory.outbox import names
-from agent_memory.outbox.contract import is_valid_session_id
 from agent_memory.outbox.store import PENDING, StoredFile
-from agent_memory.sync.agent import channel
+from agent_memory.sync.agent import channel, requests
+from agent_memory.sync.agent.port import AgentPort
 from agent_memory.sync import delivery, identity
-from agent_memory.sync.events import COMMANDS
 from agent_memory.sync.links import failures
 
 
@@ -49,145 +49,130 @@ from agent_memory.sync.links import failures
 # {"ok", "exit_code", "line"} or {"ok": False, "error"}.
 RunCommand = Callable[[list, str, "str | None", Any], dict]
 
-# The logger commands `write` and `session` make with `--store logger`.
-# What a `--store logger` command may have the agent call: an append, or an event's command
-# (sync.events: session events and forgetting).
-CALLS = frozenset({"append_message", *COMMANDS.values()})
-
-# The batch bounds a `sync` request may set for its round (sync.engine.Limits).
-SYNC_BOUNDS = ("batch_items", "batch_bytes", "quarantine_after", "sessions_in_flight")
-
 
 class AgentService:
-    def __init__(self, watcher, run_command: RunCommand) -> None:
-        self.watcher = watcher
-        self.store = watcher.store
+    def __init__(self, port: AgentPort, run_command: RunCommand) -> None:
+        self.port = port
+        self.store = port.store
         self._run_command = run_command
 
     @property
     def route(self):
         from agent_memory.sync.links.route import Route
-        return Route(self.watcher.pool)
+        return Route(self.port.pool())
 
-    def handle(self, request: dict[str, Any]) -> dict[str, Any]:
-        op = request.get("op")
+    def handle(self, envelope: requests.Envelope, body: bytes) -> dict[str, Any]:
+        """The answer to one request frame (its envelope read by the server), as the JSON
+        object sent back."""
+        return requests.as_builtins(self._answer(envelope, body))
+
+    def _answer(self, envelope: requests.Envelope, body: bytes) -> Any:
+        port = self.port
+        op = envelope.op
         if op == "ping":  # watching the agent does not keep it alive: no touch()
             return {"ok": True, **self.describe()}
         if op == "stop":
-            self.watcher.request_stop("stop requested")
-            return {"ok": True, "pid": os.getpid()}
-        if request.get("protocol") != channel.PROTOCOL:
-            return {"ok": False, "mismatch": True, "handover": False, "differs": ["protocol"],
-                    "agent": self.describe(),
-                    "error": f"protocol {request.get('protocol')!r} is not "
-                             f"{channel.PROTOCOL}"}
-        declined = self._decline(request)
+            port.stop("stop requested")
+            return requests.Stopped(pid=port.pid)
+        if envelope.protocol != channel.PROTOCOL:
+            return requests.Declined(differs=["protocol"], agent=self.describe(),
+                                     error=f"protocol {envelope.protocol!r} is not "
+                                           f"{channel.PROTOCOL}")
+        declined = self._decline(envelope.caller())
         if declined is not None:
             return declined
         if op == "claim":
             return {"ok": True, **self.describe()}
-        if op == "deliver":
-            self.watcher.touch()
+        if op in requests.OPS:
+            port.touch()
+        try:
+            request = requests.decode(body, op)
+        except requests.DecodeError as exc:
+            return requests.Failed(error=str(exc))
+        if isinstance(request, requests.Deliver):
             return self._deliver(request)
-        if op == "call":
-            self.watcher.touch()
+        if isinstance(request, requests.Call):
             return self._call(request)
-        if op == "run":
-            self.watcher.touch()
+        if isinstance(request, requests.Run):
             return self._run(request)
-        if op == "sync":
-            self.watcher.touch()
+        if isinstance(request, requests.Sync):
             return self._sync(request)
-        return {"ok": False, "error": f"unknown op {op!r}"}
+        return requests.Failed(error=f"unknown op {op!r}")  # ping, stop, claim: above
 
     def describe(self) -> dict[str, Any]:
-        return {"pid": os.getpid(), "store": self.store.path,
-                **(self.watcher.agent_info() or {}), "status": self.watcher.report.status}
+        return self.port.describe()
 
-    def _decline(self, request: dict[str, Any]) -> dict[str, Any] | None:
+    def _decline(self, theirs: dict[str, Any]) -> requests.Declined | None:
         """None when the caller's identity is the agent's; else the refusal, with a handover
         when this agent was autostarted (a command's agent follows the commands)."""
-        theirs = {field: request.get(field) for field in identity.FIELDS}
-        different = identity.differences(self.watcher.identity, theirs)
-        if different == ["digest"] and self.watcher.follow_config():
-            if self.watcher.stop_reason is None:  # reloaded in place
-                different = identity.differences(self.watcher.identity, theirs)
+        port = self.port
+        different = identity.differences(port.identity(), theirs)
+        if different == ["digest"] and port.follow_config():
+            if not port.stopping():  # reloaded in place
+                different = identity.differences(port.identity(), theirs)
         if not different:
             return None
-        if self.watcher.stop_reason is not None and self.watcher.options.autostarted:
+        if port.stopping() and port.autostarted:
             handover = True  # already leaving (its document changed)
         else:
-            handover = self.watcher.options.autostarted and "store" not in different
+            handover = port.autostarted and "store" not in different
             if handover:
-                self.watcher.request_stop("handover to a command with "
-                                          + identity.describe(theirs, different))
-        mine = identity.describe(self.watcher.identity, different)
-        return {"ok": False, "mismatch": True, "handover": handover, "differs": different,
-                "agent": self.describe(),
-                "error": f"the agent (pid {os.getpid()}) runs with {mine}"}
+                port.stop("handover to a command with "
+                          + identity.describe(theirs, different))
+        mine = identity.describe(port.identity(), different)
+        return requests.Declined(handover=handover, differs=different, agent=self.describe(),
+                                 error=f"the agent (pid {port.pid}) runs with {mine}")
 
-    def _deliver(self, request: dict[str, Any]) -> dict[str, Any]:
-        session_id, name = request.get("session_id"), request.get("name")
-        wait, budget = request.get("wait"), request.get("embed_budget") or 0.0
-        if not isinstance(session_id, str) or not is_valid_session_id(session_id) \
-                or not isinstance(name, str) or not names.is_final(name) \
-                or not isinstance(wait, (int, float)) or not isinstance(budget, (int, float)):
-            return {"ok": False, "error": "a deliver request needs session_id, name, wait"}
+    def _deliver(self, request: requests.Deliver) -> requests.Delivered:
+        session_id, name = request.session_id, request.name
+        budget = request.embed_budget or 0.0
         embed = None
         if budget > 0 and name.endswith(names.MESSAGE_EXT) \
-                and self.watcher.config.embedder is not None:
+                and self.port.config().embedder is not None:
             def embed() -> dict[str, Any] | None:
                 return self._vector(StoredFile(session_id, PENDING, name), float(budget))
-        settled = self.watcher.handoff.deliver(session_id, name, float(wait), embed)
-        return {"ok": True, "delivery": delivery.as_dict(settled)}
+        settled = self.port.deliver(session_id, name, float(request.wait), embed)
+        return requests.Delivered(delivery=delivery.as_dict(settled))
 
     def _vector(self, file: StoredFile, budget: float) -> dict[str, Any] | None:
         """The `.emb` record of a message just written, as the write would have made it."""
         from agent_memory.outbox.records import as_dict
         from agent_memory.sync.vectors.emb import vector_for
         record = as_dict(self.store.load(file, "message"))
-        return vector_for(self.route, self.watcher.config, budget, record, file.relpath)
+        return vector_for(self.route, self.port.config(), budget, record, file.relpath)
 
-    def _call(self, request: dict[str, Any]) -> dict[str, Any]:
-        command, params = request.get("command"), request.get("params")
-        if command not in CALLS or not isinstance(params, dict):
-            return {"ok": False, "error": f"a call request needs one of {sorted(CALLS)} and "
-                                          "its params"}
+    def _call(self, request: requests.Call) -> requests.Called:
+        params = request.params
         if isinstance(params.get("dialogue_kind"), list):  # JSON has no tuple
             params["dialogue_kind"] = tuple(params["dialogue_kind"])
         try:
-            return {"ok": True, "result": self.route.call(self.watcher.config, command,
-                                                          **params)}
+            return requests.Called(ok=True, result=self.route.call(
+                self.port.config(), request.command, **params))
         except Exception as exc:  # noqa: BLE001 - the call may have been made: never repeat it
-            return {"ok": True, "failure": failures.as_failure(exc).as_dict()}
+            return requests.Called(ok=True, failure=failures.as_failure(exc).as_dict())
 
-    def _run(self, request: dict[str, Any]) -> dict[str, Any]:
-        argv = request.get("argv")
-        if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
-            return {"ok": False, "error": "a run request needs argv"}
-        return self._run_command(argv, os.path.dirname(self.store.path),
-                                 self.watcher.config.source, self.route)
+    def _run(self, request: requests.Run) -> dict[str, Any]:
+        return self._run_command(request.argv, os.path.dirname(self.store.path),
+                                 self.port.config().source, self.route)
 
-    def _sync(self, request: dict[str, Any]) -> dict[str, Any]:
+    def _sync(self, request: requests.Sync) -> Any:
         """A full round now, with the command's batch bounds; its report, or why there was
         none (the agent is stopping: the command then waits for the lock and syncs itself)."""
         import asyncio
         from agent_memory.sync.engine import Limits
-        bounds = request.get("limits") if isinstance(request.get("limits"), dict) else {}
         try:
-            limits = Limits(**{key: int(bounds[key]) for key in SYNC_BOUNDS if key in bounds},
-                            refused_holdoff=self.watcher.options.limits.refused_holdoff)
+            limits = Limits(**request.bounds(), refused_holdoff=self.port.refused_holdoff)
         except (TypeError, ValueError):
-            return {"ok": False, "error": f"a sync request's limits are {SYNC_BOUNDS}"}
-        loop = self.watcher.serving_loop(30.0)
+            return requests.Failed(error=requests.NEEDS["sync"])
+        loop = self.port.serving_loop(30.0)
         if loop is None:
-            return {"ok": False, "stopping": True, "error": "the agent is stopping"}
+            return requests.Stopping(error="the agent is stopping")
         from concurrent.futures import CancelledError
-        future = asyncio.run_coroutine_threadsafe(self.watcher.sync_now(limits), loop)
+        future = asyncio.run_coroutine_threadsafe(self.port.sync_now(limits), loop)
         try:
             result = future.result()
         except (CancelledError, asyncio.CancelledError):  # the loop ended before the round
-            return {"ok": False, "stopping": True, "error": "the agent stopped"}
+            return requests.Stopping(error="the agent stopped")
         if result.cut_short:
-            return {"ok": False, "stopping": True, "error": "the agent stopped mid-round"}
+            return requests.Stopping(error="the agent stopped mid-round")
         return {"ok": True, **result.as_dict()}

@@ -2,7 +2,8 @@
 the CLI.
 
 Life of a watcher. This module is the loop and the scheduler only; its collaborators live in
-their own modules of sync.agent: the control socket (server, service), the answers to commands
+their own modules of sync.agent: the sync lock and the stop signals (holding), the control
+socket (server, service, reached through a narrow port), the answers to commands
 waiting for their files (handoff), the vector backfill (backfill), the file events
 (file_events), the logger's health and backoff (health), the configuration followed on disk
 (following) and the published state (report); the fleet links are sync.links.resident's pool.
@@ -56,18 +57,19 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import signal
 import threading
 import time
 from typing import Any, Callable
 
 from agent_memory.outbox.store import Store
 from agent_memory.outbox.survey import iso
-from agent_memory.sync.agent import file_events, published
+from agent_memory.sync.agent import file_events
 from agent_memory.sync.agent.backfill import VectorBackfill
 from agent_memory.sync.agent.following import ConfigFollower
 from agent_memory.sync.agent.handoff import Handoff, Rounds
+from agent_memory.sync.agent.holding import StopSignals, take_lock
 from agent_memory.sync.agent.health import LoggerHealth
+from agent_memory.sync.agent.port import AgentPort
 from agent_memory.sync.agent.report import WatcherReport
 from agent_memory.sync.agent.rounds import RoundResult
 from agent_memory.sync.config import Config
@@ -113,7 +115,7 @@ class _StopNow(Exception):
 
 class Watcher:
     def __init__(self, store: Store, config: Config, options: WatchOptions | None = None,
-                 log=None, server_factory: Callable[["Watcher"], Any] | None = None) -> None:
+                 log=None, server_factory: Callable[[AgentPort], Any] | None = None) -> None:
         if config.logger is None:
             raise ValueError("the watcher needs a logger (ailogger_client section)")
         self.store = store
@@ -172,10 +174,10 @@ class Watcher:
     def run(self) -> tuple[dict[str, Any], bool]:
         """Watch until a signal (or idle, or a stop request); returns (summary, ran). `ran` is
         False when another watcher holds the store (the summary then names its pid)."""
-        previous = {sig: signal.signal(sig, self._on_signal)
-                    for sig in (signal.SIGTERM, signal.SIGINT)}
-        try:
-            holder = self._take_lock()
+        with StopSignals(lambda: self.stop_reason is not None, self.request_stop,
+                         self._force_stop):
+            holder = take_lock(self.lock, self.path, self.identity, self.log,
+                               lambda: self.stop_reason)
             if holder is not None:
                 return holder, False
             try:
@@ -195,23 +197,16 @@ class Watcher:
             finally:
                 self._stop_server()
                 self.lock.release()
-        finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
         summary = self.report.summary(self.stop_reason)
         self.log.info("watcher_stopped", **{k: v for k, v in summary.items()
                                             if k in ("reason", "rounds", "imported")})
         return summary, True
 
-    def _on_signal(self, signum: int, _frame: Any) -> None:
-        name = signal.Signals(signum).name
+    def _force_stop(self) -> None:
+        """A second signal: the batch in flight is abandoned (thread-safe)."""
         loop = self._loop
-        if self.stop_reason is None:
-            self.stop_reason = name
-            if loop is not None:
-                loop.call_soon_threadsafe(self._wake_up)
-        elif loop is not None and self._main_task is not None:
-            loop.call_soon_threadsafe(self._main_task.cancel)  # second signal: stop now
+        if loop is not None and self._main_task is not None:
+            loop.call_soon_threadsafe(self._main_task.cancel)
 
     def request_stop(self, reason: str) -> None:
         """Stop as on SIGTERM (thread-safe: the agent's `stop` request)."""
@@ -220,37 +215,12 @@ class Watcher:
         if self._loop is not None:
             self._loop.call_soon_threadsafe(self._wake_up)
 
-    def _take_lock(self) -> dict[str, Any] | None:
-        """Take the sync lock; a summary of the refusal when a watcher holds it."""
-        announced = None
-        while True:
-            if self.lock.acquire(0.2, self.identity):
-                return None
-            holder = self.lock.holder()
-            watcher = published.watcher_pid(self.path, holder)
-            if watcher is not None:
-                self.log.warning("watcher_refused", reason="another watcher holds the store",
-                                 holder_pid=watcher)
-                return {"watching": False, "refused": True, "holder_pid": watcher,
-                        "reason": f"another watcher (pid {watcher}) holds the sync lock of "
-                                  "this store"}
-            if self.stop_reason is not None:
-                return {"watching": False, "refused": False, "holder_pid": holder,
-                        "reason": f"stopped by {self.stop_reason} while waiting for the lock"}
-            if holder != announced:
-                announced = holder
-                self.log.info("waiting_for_lock", holder_pid=holder,
-                              reason="a one-shot sync or an inline forward holds the lock")
-            deadline = time.monotonic() + 1.0
-            while time.monotonic() < deadline and self.stop_reason is None:
-                time.sleep(0.05)
-
     # ========================================================================= the agent ===
     def _start_server(self) -> None:
         if self._server_factory is None:
             return
         try:
-            self._server = self._server_factory(self)
+            self._server = self._server_factory(self.port())
             self._server.start()
         except Exception as exc:  # noqa: BLE001 - the watcher still drains; CLIs go inline
             self._server = None
@@ -262,6 +232,22 @@ class Watcher:
         server, self._server = self._server, None
         if server is not None:
             server.stop()
+
+    def port(self) -> AgentPort:
+        """What the agent's service may use of this watcher (sync.agent.port)."""
+        return AgentPort(
+            store=self.store, pid=self.pid, identity=lambda: self.identity,
+            config=lambda: self.config, autostarted=self.options.autostarted,
+            refused_holdoff=self.options.limits.refused_holdoff, describe=self.describe,
+            stopping=lambda: self.stop_reason is not None, stop=self.request_stop,
+            touch=self.touch, follow_config=self.follow_config, deliver=self.handoff.deliver,
+            pool=lambda: self.pool, serving_loop=self.serving_loop, sync_now=self.sync_now)
+
+    def describe(self) -> dict[str, Any]:
+        """Who is serving, as `ping` answers it: pid, store, the agent's part of the published
+        state, status."""
+        return {"pid": os.getpid(), "store": self.store.path, **(self.agent_info() or {}),
+                "status": self.report.status}
 
     def touch(self) -> None:
         """A request came: the idle clock starts again (thread-safe enough: one float)."""

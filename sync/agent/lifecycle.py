@@ -1,0 +1,166 @@
+"""Starting, retiring and finding a project's agent: the process side of it, one place for the
+CLI (cli.agent_client decides what to ask and what an answer means for its command) and for the
+agent's own start (cli.watch_cmd keeps the start lock it inherits).
+
+- Finding: `connect` and `ask` reach the agent on the store's socket (sync.agent.channel);
+  nothing answering (no socket, or a killed agent's stale one) is None, never an error.
+  `alive` and `wait_gone` follow a pid.
+- Starting: `start` spawns `sync --watch --autostarted` in the background unless one runs or
+  is being started: `.agent-memory/.agent.lock` decides who starts it (the starter takes it
+  without waiting and hands it to the agent, which holds it for its life: `keep_start_lock`),
+  so concurrent first calls start exactly one. Its own session, stdin from /dev/null, stdout
+  and stderr appended to `.agent-memory/.agent.log` (rotated past 8 MiB), never the caller's
+  pipes; `python -P`, so the caller's project never shadows agent-memory's packages.
+- Retiring: an autostarted agent of an older release (another socket protocol) cannot be asked
+  to hand over; `retire_older` stops it with SIGTERM, as it would hand over if it could.
+
+Pure standard library at import time: this module is on the write path.
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False  # typing costs the write path 3 ms: annotations only
+if TYPE_CHECKING:
+    from typing import Any
+
+from agent_memory.sync.agent import channel
+
+CONNECT_TIMEOUT = 2.0
+LOG_ROTATE_BYTES = 8 << 20
+LOCK_FD_ENV = "AGENT_MEMORY_AGENT_LOCK_FD"  # the start lock's descriptor, handed to the agent
+MODE_ENV = "AGENT_MEMORY_AGENT"  # the CLI's agent mode: never inherited by the agent
+
+
+class AgentLost(Exception):
+    """The agent took the request but the connection broke before its answer."""
+
+
+# --- finding -----------------------------------------------------------------------------------
+def connect(store_path: str, timeout: float = CONNECT_TIMEOUT):
+    """A connection to the store's agent; None when none answers (no socket, or a stale one)."""
+    try:
+        return channel.connect(channel.socket_path(store_path), timeout)
+    except OSError:  # ENOENT: none; ECONNREFUSED: a dead agent's socket; EACCES: not ours
+        return None
+
+
+def ask(store_path: str, message: dict[str, Any], timeout: float) -> dict[str, Any] | None:
+    """The agent's answer; None when no agent answers the connection; AgentLost when it took
+    the request and went away without answering."""
+    sock = connect(store_path)
+    if sock is None:
+        return None
+    try:
+        try:
+            channel.send(sock, message)
+        except OSError:
+            return None  # it never had the request
+        sock.settimeout(timeout)
+        try:
+            return channel.receive(sock)
+        except (OSError, ConnectionError) as exc:
+            raise AgentLost(str(exc) or type(exc).__name__) from None
+    finally:
+        sock.close()
+
+
+def alive(pid: int) -> bool:
+    """Is `pid` a live process (a zombie counts as gone: it holds no lock, serves nothing)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().rsplit(b")", 1)[-1].split()[0] != b"Z"
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+
+
+def wait_gone(pid: int, timeout: float) -> bool:
+    """Wait up to `timeout` seconds for `pid` to exit; whether it did."""
+    import time
+    deadline = time.monotonic() + timeout
+    while alive(pid):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+# --- retiring ----------------------------------------------------------------------------------
+def retire_older(store_path: str) -> int | None:
+    """An autostarted agent of an older release (another socket protocol) is stopped with
+    SIGTERM, as it would hand over if it could; its pid, or None when it is not one."""
+    import signal
+    from agent_memory.sync.agent import published
+    from agent_memory.sync.lock import SyncLock
+    holder = SyncLock(store_path).holder()
+    state = published.read(store_path) or {}
+    if holder is None or holder <= 0 or state.get("pid") != holder \
+            or not (state.get("agent") or {}).get("autostarted"):
+        return None
+    try:
+        os.kill(holder, signal.SIGTERM)
+    except OSError:
+        return None
+    return holder
+
+
+# --- starting ----------------------------------------------------------------------------------
+def start(store_path: str, config_source: str | None, idle_exit: float) -> int | None:
+    """Start the store's agent in the background unless one runs or is being started; its
+    pid."""
+    import fcntl
+    lock_fd = os.open(os.path.join(store_path, channel.LOCK_NAME),
+                      os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        try:
+            fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return None  # an agent runs, or another command is starting it
+        probe = connect(store_path)
+        if probe is not None:  # one started by hand (or by systemd) answers
+            probe.close()
+            return None
+        return _spawn(store_path, config_source, idle_exit, lock_fd)
+    finally:
+        os.close(lock_fd)
+
+
+def _spawn(store_path: str, config_source: str | None, idle_exit: float, lock_fd: int) -> int:
+    import sys
+    log_path = os.path.join(store_path, channel.LOG_NAME)
+    try:
+        if os.stat(log_path).st_size > LOG_ROTATE_BYTES:
+            os.replace(log_path, log_path + ".1")
+    except FileNotFoundError:
+        pass
+    log_fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
+                     | os.O_CLOEXEC, 0o600)
+    # -P: the working directory (the caller's project) is not put on sys.path, so a project's
+    # own `cli/`, `sync/` or `outbox/` package is never imported in place of agent-memory's.
+    argv = [sys.executable, "-P", "-m", "agent_memory.cli", "--project-root",
+            os.path.dirname(store_path), "--config", config_source, "sync", "--watch",
+            "--autostarted", "--idle-exit", repr(float(idle_exit))]
+    env = dict(os.environ)
+    env[LOCK_FD_ENV] = str(lock_fd)
+    env.pop(MODE_ENV, None)
+    os.set_inheritable(lock_fd, True)  # the agent keeps .agent.lock for its whole life
+    try:
+        return os.posix_spawn(sys.executable, argv, env, setsid=True, file_actions=[
+            (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+            (os.POSIX_SPAWN_DUP2, log_fd, 1),
+            (os.POSIX_SPAWN_DUP2, log_fd, 2)])
+    finally:
+        os.set_inheritable(lock_fd, False)
+        os.close(log_fd)
+
+
+def keep_start_lock() -> None:
+    """In the agent: an autostarted agent inherits `.agent.lock` from the command that started
+    it and holds it for its life; its own children (git) must not."""
+    inherited = os.environ.pop(LOCK_FD_ENV, None)
+    if inherited and inherited.isdigit():
+        try:
+            os.set_inheritable(int(inherited), False)
+        except OSError:
+            pass
