@@ -373,10 +373,28 @@ def _spawn(ctx, store_path: str, lock_fd: int) -> int:
     env.pop(ENV_MODE, None)
     os.set_inheritable(lock_fd, True)  # the agent keeps .agent.lock for its whole life
     try:
-        return os.posix_spawn(sys.executable, argv, env, setsid=True, file_actions=[
+        pid = os.posix_spawn(sys.executable, argv, env, setsid=True, file_actions=[
             (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
             (os.POSIX_SPAWN_DUP2, log_fd, 1),
             (os.POSIX_SPAWN_DUP2, log_fd, 2)])
     finally:
         os.set_inheritable(lock_fd, False)
         os.close(log_fd)
+    STARTED.add(pid)
+    return pid
+
+
+# Agents this process started: a long-lived caller (the Python API) collects their exit
+# status (reap_started) so none stays a zombie, without waiting on children that are not ours.
+STARTED: set[int] = set()
+
+
+def reap_started() -> None:
+    """Collect the exit status of the agents this process started that have exited since."""
+    for pid in list(STARTED):
+        try:
+            done = os.waitpid(pid, os.WNOHANG)[0] == pid
+        except ChildProcessError:  # already collected (the MCP server reaps every child)
+            done = True
+        if done:
+            STARTED.discard(pid)
