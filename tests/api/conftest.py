@@ -26,3 +26,12 @@ def api_project(synced_project, monkeypatch):
 def file_project(tmp_path, monkeypatch):
     """A project without configuration (file store only)."""
     return _adopt(monkeypatch, make_project(tmp_path))
+
+
+@pytest.fixture
+def agent_running(api_project):
+    """api_project with its agent running, so a CLI process beside the API skips the fleet
+    clients' import (the agent serves both the same way); stopped at the end."""
+    assert api_project.cli("agent", "start").rc == 0
+    yield api_project
+    assert api_project.cli("agent", "stop").rc == 0

@@ -19,15 +19,6 @@ def _memory(project) -> agent_memory.Memory:
     return agent_memory.Memory(project.root, project.config)
 
 
-@pytest.fixture
-def agent_running(api_project):
-    """The project's agent, so the CLI beside the API skips the fleet clients' import (it
-    serves both the same way); stopped at the end."""
-    assert api_project.cli("agent", "start").rc == 0
-    yield api_project
-    assert api_project.cli("agent", "stop").rc == 0
-
-
 def test_methods_answer_as_their_commands(agent_running, unique_session_id):
     project, sid = agent_running, unique_session_id
     memory = _memory(project)
