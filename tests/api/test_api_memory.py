@@ -171,3 +171,22 @@ def test_import_is_cheap():
                            "print(len([m for m in sys.modules if m.startswith('agent_memory')]))"],
                           capture_output=True, text=True, check=True)
     assert bare.stdout.strip() == "1"  # the package alone: its API is lazy
+
+
+def test_the_same_budgets(file_project, unique_session_id):
+    """The text limit is the command's: 1 MiB is taken whole (more than one argument of a
+    process may carry), one byte more is refused as the CLI refuses it (text on stdin)."""
+    memory = _memory(file_project)
+    limit = 1 << 20
+    text = "é" * (limit // 2)  # 1 MiB of UTF-8 in two-byte characters
+    written = memory.write(unique_session_id, text, sender_kind="human", sender_identity="a",
+                           receiver_kind="model", receiver_identity="b")
+    assert memory.get(written.message_id).text == text
+    with pytest.raises(agent_memory.UsageError) as caught:
+        memory.write(unique_session_id, text + "x", sender_kind="human", sender_identity="a",
+                     receiver_kind="model", receiver_identity="b")
+    done = file_project.cli(*message_args(unique_session_id, None),
+                            stdin=(text + "x").encode())
+    assert done.rc == caught.value.exit_code == 2
+    assert (caught.value.code, caught.value.message) == (done.code, done.out["error"]["message"])
+    assert len(memory.read(unique_session_id).messages) == 1

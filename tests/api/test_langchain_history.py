@@ -104,16 +104,32 @@ def test_a_chain_with_history_round_trips(agent_running, unique_session_id):
     assert [m["attributes"] for m in logged] == [m["attributes"] for m in read]
 
 
-def test_the_historys_rules(file_project, unique_session_id):
+def test_a_batch_keeps_its_order(file_project, unique_session_id):
+    """20 messages in one add_messages read back in the order given, equal to them (ids of
+    None stay None)."""
     history = _history(file_project, unique_session_id)
     assert history.messages == []
     batch = [HumanMessage(f"m{i}") if i % 2 else AIMessage(f"m{i}") for i in range(20)]
-    history.add_messages(batch)  # 20 in one call: their order kept
+    history.add_messages(batch)
     assert history.messages == batch
     assert all(m.id is None for m in history.messages)
+
+
+def test_every_kind_comes_back_exactly(file_project, unique_session_id):
+    history = _history(file_project, unique_session_id)
+    history.add_messages(_every_kind())
+    again = _history(file_project, unique_session_id).messages
+    assert again == _every_kind()
+    assert [message_to_dict(m) for m in again] == [message_to_dict(m) for m in _every_kind()]
+
+
+def test_a_cleared_history_starts_anew(file_project, unique_session_id):
+    history = _history(file_project, unique_session_id)
+    history.clear()  # never written: done
+    history.add_message(HumanMessage("old"))
     history.clear()
     assert history.messages == []
-    history.add_message(HumanMessage("anew"))  # a cleared session starts anew
+    history.add_message(HumanMessage("anew"))
     assert history.messages == [HumanMessage("anew")]
 
 

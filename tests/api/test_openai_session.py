@@ -89,31 +89,79 @@ def test_a_runner_conversation_round_trips(agent_running, unique_session_id, tmp
     assert [m["attributes"]["openai_agents_item"] for m in logged] == expected
 
 
-def test_the_sessions_rules(file_project, unique_session_id):
+def _user(text: str) -> dict:
+    return {"role": "user", "content": text}
+
+
+def test_a_batch_keeps_its_order(file_project, unique_session_id):
+    """20 items in one add_items read back in the order given."""
     session = _session(file_project, unique_session_id)
-    other = _session(file_project, unique_session_id + "-other")
-    batch = [{"role": "user", "content": f"item {i}"} for i in range(20)]
-    batch[7] = {"type": "function_call", "name": "f", "arguments": "{}", "call_id": "c7"}
-    batch[8] = {"type": "function_call_output", "call_id": "c7", "output": ""}  # empty output
-    batch[9] = {"type": "reasoning", "id": "rs", "summary": [], "status": None}
+    batch = [_user(f"item {i}") for i in range(20)]
+    asyncio.run(session.add_items(batch))
+    assert asyncio.run(session.get_items()) == batch
+
+
+def test_items_come_back_exactly(file_project, unique_session_id):
+    """Nothing added, nothing dropped: a function call without an id, an empty output, a
+    reasoning item with an empty summary and a null field, an assistant message with its id
+    and status."""
+    session = _session(file_project, unique_session_id)
+    items = [{"type": "function_call", "name": "f", "arguments": "{}", "call_id": "c7"},
+             {"type": "function_call_output", "call_id": "c7", "output": ""},
+             {"type": "reasoning", "id": "rs", "summary": [], "status": None},
+             {"type": "message", "role": "assistant", "id": "msg", "status": "completed",
+              "content": [{"type": "output_text", "text": "", "annotations": []}]},
+             {"role": "user", "content": [{"type": "input_text", "text": "ünïcode ✓"}]}]
+    asyncio.run(session.add_items(items))
+    got = asyncio.run(session.get_items())
+    assert json.dumps(got, sort_keys=True) == json.dumps(items, sort_keys=True)
+
+
+def test_limits(file_project, unique_session_id):
+    session = _session(file_project, unique_session_id)
+    items = [_user(f"item {i}") for i in range(5)]
+    asyncio.run(session.add_items(items))
 
     async def check() -> None:
-        assert await session.get_items() == [] and await session.pop_item() is None
-        await other.add_items([{"role": "user", "content": "elsewhere"}])
-        assert await session.pop_item() is None  # an empty session pops nothing ...
-        assert await other.get_items() == [{"role": "user", "content": "elsewhere"}]  # ... here
-        await session.add_items(batch)  # 20 items in one call: their order kept
-        assert await session.get_items() == batch
-        assert await session.get_items(0) == []
-        assert await session.get_items(3) == batch[-3:]
-        assert await session.get_items(50) == batch
-        assert await session.pop_item() == batch[-1]
-        assert await session.get_items() == batch[:-1]
+        assert await session.get_items(0) == []  # none, not all (a [-0:] slice)
+        assert await session.get_items(2) == items[-2:]  # the latest, in order
+        assert await session.get_items(50) == items
+        assert await session.get_items(None) == items
+    asyncio.run(check())
+
+
+def test_pop_on_an_empty_session_touches_no_other(file_project, unique_session_id):
+    session = _session(file_project, unique_session_id)
+    other = _session(file_project, unique_session_id + "-other")
+
+    async def check() -> None:
+        assert await session.pop_item() is None  # never written
+        await other.add_items([_user("elsewhere")])
+        assert await session.pop_item() is None
+        assert await other.get_items() == [_user("elsewhere")]
+        await session.add_items([_user("one"), _user("two")])
+        assert await session.pop_item() == _user("two")
+        assert await session.pop_item() == _user("one")
+        assert await session.pop_item() is None  # emptied by pops
+        assert await other.get_items() == [_user("elsewhere")]
+    asyncio.run(check())
+
+
+def test_a_cleared_session_starts_anew(file_project, unique_session_id):
+    session = _session(file_project, unique_session_id)
+    other = _session(file_project, unique_session_id + "-other")
+
+    async def check() -> None:
+        await session.clear_session()  # a session never written: done
+        await other.add_items([_user("elsewhere")])
+        await session.add_items([_user("old")])
         await session.clear_session()
         assert await session.get_items() == [] and await session.pop_item() is None
-        await session.add_items(batch[:2])  # a cleared session starts anew
-        assert await session.get_items() == batch[:2]
-        assert await other.get_items() == [{"role": "user", "content": "elsewhere"}]
+        await session.add_items([_user("new")])
+        assert await session.get_items() == [_user("new")]
+        assert await other.get_items() == [_user("elsewhere")]
+        # another object (another process) sees the new session, not the old one
+        assert await _session(file_project, unique_session_id).get_items() == [_user("new")]
     asyncio.run(check())
 
 
