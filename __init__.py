@@ -26,7 +26,7 @@ _LAZY = {
     "WriteResult": "agent_memory.api.results",
     "Message": "agent_memory.api.results",
     "MessagePage": "agent_memory.api.results",
-    "Session": "agent_memory.api.results",
+    "SessionEntry": "agent_memory.api.results",
     "SessionPage": "agent_memory.api.results",
     **{name: "agent_memory.api.errors" for name in (
         "AgentMemoryError", "RefusedError", "UsageError", "StoreUnavailableError",

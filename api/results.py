@@ -99,7 +99,7 @@ class MessagePage:
 
 
 @dataclass(frozen=True)
-class Session:
+class SessionEntry:
     """One session as `sessions` lists it."""
 
     session_id: str
@@ -117,7 +117,7 @@ class Session:
 class SessionPage:
     """`sessions`: a page of sessions; `continuation` resumes it while `more` is true."""
 
-    sessions: list[Session]
+    sessions: list[SessionEntry]
     more: bool
     continuation: str | None
     store: str = "file"
@@ -125,5 +125,5 @@ class SessionPage:
 
     @classmethod
     def from_answer(cls, store: str, data: dict[str, Any]) -> "SessionPage":
-        return cls([_build(Session, s) for s in data.get("sessions") or []],
+        return cls([_build(SessionEntry, s) for s in data.get("sessions") or []],
                    bool(data.get("more")), data.get("continuation"), store, data)
