@@ -28,6 +28,9 @@ _LAZY = {
     "MessagePage": "agent_memory.api.results",
     "SessionEntry": "agent_memory.api.results",
     "SessionPage": "agent_memory.api.results",
+    "Match": "agent_memory.api.results",
+    "SearchPage": "agent_memory.api.results",
+    "WorkingSet": "agent_memory.api.results",
     **{name: "agent_memory.api.errors" for name in (
         "AgentMemoryError", "RefusedError", "UsageError", "StoreUnavailableError",
         "LoggerUnreachableError", "NotFoundError", "ConfigInvalidError",

@@ -14,7 +14,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from agent_memory.api import runner
-from agent_memory.api.results import Answer, Message, MessagePage, SessionPage, WriteResult
+from agent_memory.api.results import (Answer, Message, MessagePage, SearchPage, SessionPage,
+                                      WorkingSet, WriteResult)
 
 Relation = str | tuple[str, str]  # "reply:<id>" or ("reply", "<id>")
 
@@ -133,29 +134,36 @@ class Memory:
         return self._call(["read", "--preview"], **options)
 
     def search(self, query: str, scope: str, target: str | None = None,
-               **options: Any) -> Answer:
+               **options: Any) -> SearchPage:
         """`search`: messages closest in meaning to `query` (scope session, project or
         all_projects; page_size, page_offset, filters, mode, ranking)."""
-        return self._call(["search"], query=query, scope=scope, target=target, **options)
+        answer = self._call(["search"], query=query, scope=scope, target=target, **options)
+        return SearchPage.from_answer(answer.store, answer.data)
 
     def working_set(self, session_id: str, *, anchor_text: str | None = None,
-                    anchor_message_id: str | None = None, **options: Any) -> Answer:
+                    anchor_message_id: str | None = None, **options: Any) -> WorkingSet:
         """`working-set`: the session's latest messages and those closest to an anchor."""
-        return self._call(["working-set"], session_id=session_id, anchor_text=anchor_text,
-                          anchor_message_id=anchor_message_id, **options)
+        answer = self._call(["working-set"], session_id=session_id, anchor_text=anchor_text,
+                            anchor_message_id=anchor_message_id, **options)
+        return WorkingSet.from_answer(answer.store, answer.data)
 
     # --- navigation -----------------------------------------------------------------------------
     def relations(self, session_id: str, **options: Any) -> Answer:
         return self._call(["relations"], session_id=session_id, **options)
 
-    def path(self, session_id: str, node_id: str, **options: Any) -> Answer:
-        return self._call(["path"], session_id=session_id, node_id=node_id, **options)
+    def path(self, session_id: str, node_id: str, **options: Any) -> MessagePage:
+        """`path`: from the node back to its line's root (`messages`)."""
+        answer = self._call(["path"], session_id=session_id, node_id=node_id, **options)
+        return MessagePage.from_answer(answer.store, answer.data, "path")
 
     def leaves(self, session_id: str, **options: Any) -> Answer:
         return self._call(["leaves"], session_id=session_id, **options)
 
-    def graph(self, session_id: str, anchor: str, **options: Any) -> Answer:
-        return self._call(["graph"], session_id=session_id, anchor=anchor, **options)
+    def graph(self, session_id: str, anchor: str, **options: Any) -> MessagePage:
+        """`graph`: the anchor and what continues from it, level by level (`messages`, each
+        with its `level`; the relations among them in `data`)."""
+        answer = self._call(["graph"], session_id=session_id, anchor=anchor, **options)
+        return MessagePage.from_answer(answer.store, answer.data, "nodes")
 
     def info(self, section: str | None = None) -> Answer:
         return self._call(["info"], section=section)

@@ -73,6 +73,7 @@ class Message:
     soft_deleted: bool | None
     resolved_from: str | None = None
     outbox: str | None = None
+    level: int | None = None  # a graph node's level below its anchor
     store: str = "file"
     data: dict[str, Any] = field(default_factory=dict, repr=False)
 
@@ -93,9 +94,65 @@ class MessagePage:
     data: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def from_answer(cls, store: str, data: dict[str, Any]) -> "MessagePage":
-        return cls([Message.from_entry(store, e) for e in data.get("messages") or []],
+    def from_answer(cls, store: str, data: dict[str, Any], key: str = "messages"
+                    ) -> "MessagePage":
+        """`key` names the answer's list: messages (read), path (path), nodes (graph)."""
+        return cls([Message.from_entry(store, e) for e in data.get(key) or []],
                    bool(data.get("more")), data.get("continuation"), store, data)
+
+
+@dataclass(frozen=True)
+class Match:
+    """One message found (search, working set): the message, its `score` (similarity, or
+    BM25 where no vector is at hand), its session and project, or its `criterion` (working
+    set: recency or similarity)."""
+
+    message: Message
+    score: float | None
+    session_id: str | None
+    project_id: str | None
+    criterion: str | None
+    data: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_entry(cls, store: str, entry: dict[str, Any]) -> "Match":
+        return cls(Message.from_entry(store, entry.get("message") or {}), entry.get("score"),
+                   entry.get("session_id"), entry.get("project_id"), entry.get("criterion"),
+                   entry)
+
+
+@dataclass(frozen=True)
+class SearchPage:
+    """`search`: `matches` best first; `next_offset` is the next page while `more`."""
+
+    matches: list[Match]
+    total: int | None
+    more: bool
+    next_offset: int | None
+    store: str = "file"
+    data: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_answer(cls, store: str, data: dict[str, Any]) -> "SearchPage":
+        return cls([Match.from_entry(store, m) for m in data.get("matches") or []],
+                   data.get("total"), bool(data.get("more")), data.get("next_offset"), store,
+                   data)
+
+
+@dataclass(frozen=True)
+class WorkingSet:
+    """`working-set`: the session's `recent` messages (newest first) and those `closest` to
+    the anchor."""
+
+    recent: list[Match]
+    closest: list[Match]
+    store: str = "file"
+    data: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_answer(cls, store: str, data: dict[str, Any]) -> "WorkingSet":
+        return cls([Match.from_entry(store, m) for m in data.get("recent") or []],
+                   [Match.from_entry(store, m) for m in data.get("closest") or []], store, data)
 
 
 @dataclass(frozen=True)

@@ -64,6 +64,18 @@ def test_methods_answer_as_their_commands(agent_running, unique_session_id):
          "first message", "--scope", "session", "--target", sid)
     same(memory.working_set(sid, anchor_text="reply"), "working-set", "--session-id", sid,
          "--anchor-text", "reply")
+    # the typed views of those answers
+    found = memory.search("first message", "session", sid)
+    assert found.total == len(found.matches) == len(found.data["matches"]) >= 1
+    assert found.matches[0].session_id == sid and found.matches[0].project_id == "proj"
+    assert found.matches[0].message.message_id == first.message_id
+    assert found.matches[0].score == found.data["matches"][0]["score"]
+    assert [m.message.text for m in memory.working_set(sid, anchor_text="reply").recent] == \
+        ["a reply to it", "the first message"]  # newest first
+    assert [m.message_id for m in memory.path(sid, second.message_id).messages] == \
+        [second.message_id, first.message_id]
+    assert [(m.message_id, m.level) for m in memory.graph(sid, first.message_id).messages] \
+        == [(first.message_id, 0), (second.message_id, 1)]
     assert [m.message_id for m in memory.messages(sid, block_size=1)] == \
         [first.message_id, second.message_id]  # page after page
     # forgetting, and its effect as the CLI sees it
