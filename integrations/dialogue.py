@@ -8,15 +8,21 @@ attributes is a repeat, so any number of processes may each hold their own objec
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from agent_memory.api.errors import AgentMemoryError
+from agent_memory.api.errors import AgentMemoryError, UsageError
 from agent_memory.api.memory import Memory
 from agent_memory.api.results import Message
+
+TEXT_BYTES = 1 << 20  # a message text's limit (cli.inputs.MAX_TEXT_BYTES)
+# An item's JSON at most: a record is never read past 16 MiB (outbox.atomic.MAX_RECORD_BYTES),
+# and holds the item and the text beside it; the CLI sets no limit on attributes itself.
+ITEM_BYTES = 4 << 20
 
 
 @dataclass(frozen=True)
@@ -61,7 +67,16 @@ class Dialogue:
 
     def append(self, entries: Iterable[Entry]) -> list[str]:
         """Write each entry, in order (each acknowledged before the next is written); their
-        message ids."""
+        message ids. An item too large for the store refuses the whole batch, before anything
+        is written."""
+        entries = list(entries)
+        for index, entry in enumerate(entries):
+            size = len(json.dumps(entry.item, ensure_ascii=False).encode("utf-8"))
+            if size > ITEM_BYTES:
+                raise UsageError("ITEM_TOO_LARGE", f"item {index} takes {size} bytes as JSON, "
+                                 f"more than the {ITEM_BYTES} a message may carry; nothing "
+                                 "was written", {"index": index, "bytes": size,
+                                                 "limit": ITEM_BYTES}, 2)
         written = []
         for entry in entries:
             self.open()
@@ -77,7 +92,7 @@ class Dialogue:
 
     def _write(self, entry: Entry) -> str:
         return self.memory.write(
-            self.session_id, entry.text, sender_kind=entry.sender_kind,
+            self.session_id, readable(entry.text), sender_kind=entry.sender_kind,
             sender_identity=entry.sender_identity, receiver_kind=entry.receiver_kind,
             receiver_identity=entry.receiver_identity,
             attributes={self.key: entry.item}).message_id
@@ -127,3 +142,12 @@ def _project_name(project_root: str | None) -> str:
         cwd = os.getcwd()
         project_root = git_toplevel(cwd) or cwd
     return os.path.basename(os.path.realpath(project_root)) or "project"
+
+
+def readable(text: str) -> str:
+    """The text a message shows (people, search): the item's own, cut to a text's limit on a
+    character boundary (the item itself is kept whole beside it)."""
+    encoded = text.encode("utf-8", "surrogatepass")
+    if len(encoded) <= TEXT_BYTES:
+        return text
+    return encoded[:TEXT_BYTES].decode("utf-8", "ignore")

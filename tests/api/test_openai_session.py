@@ -253,3 +253,19 @@ def test_logger_down_then_up_delivers_once(fleet_factory, tmp_path, monkeypatch,
                          "--block-size", "100").data["messages"]
     assert [m["attributes"]["openai_agents_item"] for m in logged] == items
     assert len({m["message_id"] for m in logged}) == 7
+
+
+def test_large_items(file_project, unique_session_id):
+    """An item whose text passes a message's 1 MiB is kept whole (its message shows the first
+    MiB); one too large for a record refuses its batch before anything is written."""
+    session = _session(file_project, unique_session_id)
+    long = _user("ü" * (1 << 20))  # 2 MiB of UTF-8
+    asyncio.run(session.add_items([long]))
+    assert asyncio.run(session.get_items()) == [long]
+    shown = file_project.cli("read", "--session-id", unique_session_id).data["messages"]
+    assert shown[0]["text"] == "ü" * (1 << 19)
+    from agent_memory import UsageError
+    with pytest.raises(UsageError) as caught:
+        asyncio.run(session.add_items([_user("before"), _user("x" * (5 << 20))]))
+    assert caught.value.code == "ITEM_TOO_LARGE" and caught.value.details["index"] == 1
+    assert asyncio.run(session.get_items()) == [long]
