@@ -26,15 +26,15 @@ class AsyncMemory:
 
     def __init__(self, project_root: str | os.PathLike | None = None, config: str | None = None,
                  *, store: str = "auto", no_agent: bool = False) -> None:
-        self.sync_memory = Memory(project_root, config, store=store, no_agent=no_agent)
+        self.memory = Memory(project_root, config, store=store, no_agent=no_agent)
 
     def __repr__(self) -> str:
-        return "Async" + repr(self.sync_memory)
+        return "Async" + repr(self.memory)
 
     async def messages(self, session_id: str, **options: Any) -> list:
         """Every message of the session in arrival order (all its `read` pages)."""
-        return await asyncio.to_thread(lambda: list(self.sync_memory.messages(session_id,
-                                                                              **options)))
+        return await asyncio.to_thread(lambda: list(self.memory.messages(session_id,
+                                                                         **options)))
 
 
 def _coroutine(name: str):
@@ -42,7 +42,7 @@ def _coroutine(name: str):
 
     @functools.wraps(method)
     async def call(self: AsyncMemory, *args: Any, **kwargs: Any) -> Any:
-        return await asyncio.to_thread(getattr(self.sync_memory, name), *args, **kwargs)
+        return await asyncio.to_thread(getattr(self.memory, name), *args, **kwargs)
     return call
 
 
