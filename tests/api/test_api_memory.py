@@ -5,7 +5,6 @@ stays cheap."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 
