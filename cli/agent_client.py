@@ -257,5 +257,23 @@ def after_command(ctx) -> None:
 def start(ctx) -> int | None:
     """Start the agent of this command's store and configuration in the background unless one
     runs or is being started (sync.agent.lifecycle); its pid."""
-    return lifecycle.start(ctx.store().path, ctx.config.source,
-                           ctx.config.agent["idle_exit"])
+    pid = lifecycle.start(ctx.store().path, ctx.config.source, ctx.config.agent["idle_exit"])
+    if pid is not None:
+        STARTED.add(pid)
+    return pid
+
+
+# Agents this process started: a long-lived caller (the Python API) collects their exit
+# status (reap_started) so none stays a zombie, without waiting on children that are not ours.
+STARTED: set[int] = set()
+
+
+def reap_started() -> None:
+    """Collect the exit status of the agents this process started that have exited since."""
+    for pid in list(STARTED):
+        try:
+            done = os.waitpid(pid, os.WNOHANG)[0] == pid
+        except ChildProcessError:  # already collected (the MCP server reaps every child)
+            done = True
+        if done:
+            STARTED.discard(pid)

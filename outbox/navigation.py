@@ -23,7 +23,10 @@ class NavigationError(ValueError):
 
 
 def _arrival(entries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    return sorted(entries, key=lambda e: (e["sequence_number"], e["message_id"]))
+    """By sequence number; ties (concurrent writers to the file store may share one) as the
+    journal read orders them, by file name: occurred_at to the millisecond, then id."""
+    return sorted(entries, key=lambda e: (e["sequence_number"], e["occurred_at"][:23],
+                                          e["message_id"]))
 
 
 def continues_from(entry: dict[str, Any]) -> list[str]:

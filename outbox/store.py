@@ -255,13 +255,16 @@ class Store:
         session_id = fields["session_id"]
         message_id = fields.get("message_id") or new_uuid4()
         now = utc_now()
-        occurred_at = (normalise_occurred_at(fields["occurred_at"]) if fields.get("occurred_at")
-                       else format_utc(now))
-        existing = [f for f in self.files(session_id, names.MESSAGE_EXT,
-                                           (PENDING, IMPORTED, QUARANTINED))]
+        held = self.files(session_id, None, (PENDING, IMPORTED, QUARANTINED))
+        existing = [f for f in held if f.name.endswith(names.MESSAGE_EXT)]
         for file in existing:
             if file.item_id == message_id:
                 raise MessageExists(StoredMessage(file, self.load(file, "message")))
+        if fields.get("occurred_at"):
+            occurred_at = normalise_occurred_at(fields["occurred_at"])
+        else:  # "now", made to follow every file the session holds (_next_moment)
+            occurred_at = format_utc(_next_moment([f for f in held if f.area != QUARANTINED],
+                                                  now))
         record = encoding.message(
             session_id=session_id,
             message_id=message_id,
@@ -304,13 +307,7 @@ class Store:
         named by its `occurred_at`, which may lie ahead (`--occurred-at`): an event named by the
         clock alone would reach the logger before a message written before it (a soft delete
         or mark refused as unknown, a close ahead of its session's last message)."""
-        latest = max((f.name for f in self.files(session_id)), default=None)
-        if latest is None:
-            return now
-        stamp = latest[:len(names.time_stamp(now))]
-        if names.time_stamp(now) > stamp:
-            return now
-        return names.moment_of(stamp) + timedelta(milliseconds=1)
+        return _next_moment(self.files(session_id), now)
 
     def add_record(self, session_id: str, name: str, data: bytes) -> StoredFile:
         """Create a pending record under its final name `name` (a record recovered by `verify
@@ -467,6 +464,21 @@ class Store:
             atomic.create_exclusive(fd, name, data)
         finally:
             os.close(fd)
+
+
+def _next_moment(held: list[StoredFile], now: datetime) -> datetime:
+    """The moment of a file written now that must sort after every file of `held` (a
+    session's pending and imported files): now, or 1 ms after the latest of them when that one
+    is not earlier (names carry milliseconds). So files written one after another, within one
+    millisecond or behind a message dated ahead, are named, forwarded and numbered by the
+    logger in the order they were acknowledged."""
+    latest = max((f.name for f in held), default=None)
+    if latest is None:
+        return now
+    stamp = latest[:len(names.time_stamp(now))]
+    if names.time_stamp(now) > stamp:
+        return now
+    return names.moment_of(stamp) + timedelta(milliseconds=1)
 
 
 def _parse(stored: str) -> datetime:

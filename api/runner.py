@@ -1,0 +1,61 @@
+"""One command at a time, in this process, by the command line's own code (`cli.main.run`, as
+the MCP server runs its tools): the same validation, outbox write, forwarding through the
+project's agent (started after the command in auto mode, as the CLI does), budgets and answers.
+
+The CLI's code assumes one command per process at a time, so calls from any thread (or event
+loop) are serialized by one process-wide lock."""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any
+
+_LOCK = threading.Lock()
+
+
+def run(argv: list[str]) -> tuple[int, dict[str, Any]]:
+    """(exit code, the command's JSON answer as a dict)."""
+    from agent_memory.cli import agent_client
+    from agent_memory.cli.main import run as run_argv
+    lines: list[str] = []
+    with _LOCK:
+        agent_client.reap_started()
+        rc = run_argv(argv, lines.append)
+    if len(lines) != 1:  # only --help prints otherwise; no method asks for it
+        return 1, {"success": False, "error": {
+            "code": "INTERNAL_ERROR", "message": f"the command answered {len(lines)} lines"}}
+    return rc, json.loads(lines[0])
+
+
+def answer(argv: list[str]) -> tuple[str, Any]:
+    """(store, data) of a command that succeeded; its failure raised as an AgentMemoryError
+    (KeyboardInterrupt when it was interrupted)."""
+    rc, envelope = run(argv)
+    if envelope.get("success"):
+        return envelope.get("store", "file"), envelope.get("data")
+    error = envelope.get("error") or {}
+    if error.get("code") == "INTERRUPTED":
+        raise KeyboardInterrupt
+    from agent_memory.api.errors import from_answer
+    raise from_answer(rc, error)
+
+
+def options(command: list[str], **values: Any) -> list[str]:
+    """`command` then each option given as `--name=value` (`_` written `-`; None and False
+    left out, True a bare flag, a list or tuple repeats the option, a dict is its JSON), so a
+    value starting with `-` stays a value and nothing is quoted (no shell)."""
+    argv = list(command)
+    for name, value in values.items():
+        if value is None or value is False:
+            continue
+        flag = "--" + name.replace("_", "-")
+        if value is True:
+            argv.append(flag)
+        elif isinstance(value, (list, tuple)):
+            argv.extend(f"{flag}={item}" for item in value)
+        elif isinstance(value, dict):
+            argv.append(f"{flag}={json.dumps(value, ensure_ascii=False)}")
+        else:
+            argv.append(f"{flag}={value}")
+    return argv

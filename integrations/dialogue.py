@@ -1,0 +1,153 @@
+"""What the frameworks' session stores share: one agent-memory session holding a framework's
+history, one message per item, the item itself kept whole in the message's attributes (under
+the framework's own key) so it reads back exactly, and a text for people and search.
+
+Synchronous (Memory's calls); the async frameworks run each operation in a worker thread.
+The session is opened on its first write (again after `clear`): opening it with the same
+attributes is a repeat, so any number of processes may each hold their own object for it."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from agent_memory.api.errors import AgentMemoryError, UsageError
+from agent_memory.api.memory import Memory
+from agent_memory.api.results import Message
+
+TEXT_BYTES = 1 << 20  # a message text's limit (cli.inputs.MAX_TEXT_BYTES)
+# An item's JSON at most: a record is never read past 16 MiB (outbox.atomic.MAX_RECORD_BYTES),
+# and holds the item and the text beside it; the CLI sets no limit on attributes itself.
+ITEM_BYTES = 4 << 20
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One item as a message: who sent it to whom, its text, the item itself."""
+
+    sender_kind: str
+    sender_identity: str
+    receiver_kind: str
+    receiver_identity: str
+    text: str
+    item: Any
+
+
+class Dialogue:
+    """A session of the project's store holding a framework's items under `key`."""
+
+    def __init__(self, session_id: str, key: str, *, project_root=None, config=None,
+                 project_id: str | None = None, participants: Iterable[str] = (),
+                 memory: Memory | None = None) -> None:
+        self.session_id = session_id
+        self.key = key
+        self.memory = memory if memory is not None else Memory(project_root, config)
+        self.project_id = project_id or _project_name(self.memory.project_root)
+        self.participants = list(participants)
+        self._opened = False
+        self._lock = threading.Lock()  # one open at a time from this object
+
+    def open(self) -> None:
+        """Open the session unless this object did already (a repeat when it exists with the
+        same attributes; one opened with others, SESSION_CONFLICT, is used as it is)."""
+        with self._lock:
+            if self._opened:
+                return
+            try:
+                self.memory.open_session(self.session_id, self.project_id, self.participants,
+                                         metadata={"framework_key": self.key})
+            except AgentMemoryError as exc:
+                if exc.code != "SESSION_CONFLICT":
+                    raise
+            self._opened = True
+
+    def append(self, entries: Iterable[Entry]) -> list[str]:
+        """Write each entry, in order (each acknowledged before the next is written); their
+        message ids. An item too large for the store refuses the whole batch, before anything
+        is written."""
+        entries = list(entries)
+        for index, entry in enumerate(entries):
+            size = len(json.dumps(entry.item, ensure_ascii=False).encode("utf-8"))
+            if size > ITEM_BYTES:
+                raise UsageError("ITEM_TOO_LARGE", f"item {index} takes {size} bytes as JSON, "
+                                 f"more than the {ITEM_BYTES} a message may carry; nothing "
+                                 "was written", {"index": index, "bytes": size,
+                                                 "limit": ITEM_BYTES}, 2)
+        written = []
+        for entry in entries:
+            self.open()
+            try:
+                written.append(self._write(entry))
+            except AgentMemoryError as exc:
+                if exc.code != "SESSION_UNKNOWN":  # deleted meanwhile (a clear elsewhere)
+                    raise
+                self._opened = False
+                self.open()
+                written.append(self._write(entry))
+        return written
+
+    def _write(self, entry: Entry) -> str:
+        return self.memory.write(
+            self.session_id, readable(entry.text), sender_kind=entry.sender_kind,
+            sender_identity=entry.sender_identity, receiver_kind=entry.receiver_kind,
+            receiver_identity=entry.receiver_identity,
+            attributes={self.key: entry.item}).message_id
+
+    def messages(self) -> list[Message]:
+        """The session's visible messages (soft-deleted ones hidden) in arrival order; none
+        for a session neither the store nor the logger knows (never written, or deleted)."""
+        try:
+            return list(self.memory.messages(self.session_id))
+        except AgentMemoryError as exc:
+            if exc.code != "SESSION_UNKNOWN":
+                raise
+            return []
+
+    def item_of(self, message: Message) -> tuple[bool, Any]:
+        """(True, the item) for a message this store wrote, else (False, None)."""
+        attributes = message.attributes or {}
+        if self.key in attributes:
+            return True, attributes[self.key]
+        return False, None
+
+    def pop(self) -> Message | None:
+        """Hard-delete the session's latest message (its text purged from every file here,
+        and at the logger once the delete reaches it); that message, or None when empty."""
+        messages = self.messages()
+        if not messages:
+            return None
+        latest = messages[-1]
+        self.memory.delete(latest.message_id, "hard", session_id=self.session_id)
+        return latest
+
+    def clear(self) -> None:
+        """Delete the whole session (irreversible: its texts purged); the next write opens it
+        anew. Clearing a session the store never held is done."""
+        try:
+            self.memory.delete_session(self.session_id, confirm=self.session_id)
+        except AgentMemoryError as exc:
+            if exc.code != "SESSION_UNKNOWN":
+                raise
+        self._opened = False
+
+
+def _project_name(project_root: str | None) -> str:
+    """The default project id: the project directory's name, found as the CLI finds it."""
+    if project_root is None:
+        from agent_memory.outbox.availability import git_toplevel
+        cwd = os.getcwd()
+        project_root = git_toplevel(cwd) or cwd
+    return os.path.basename(os.path.realpath(project_root)) or "project"
+
+
+def readable(text: str) -> str:
+    """The text a message shows (people, search): the item's own, cut to a text's limit on a
+    character boundary (the item itself is kept whole beside it)."""
+    encoded = text.encode("utf-8", "surrogatepass")
+    if len(encoded) <= TEXT_BYTES:
+        return text
+    return encoded[:TEXT_BYTES].decode("utf-8", "ignore")
