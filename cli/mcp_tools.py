@@ -106,6 +106,19 @@ BLOCK_SIZE = f"how many entries per answer (default {contract.DEFAULT_BLOCK_SIZE
 CONTINUATION = "the `continuation` of the previous answer, to read on from there"
 MODE = "resolved (default): each correction chain once, with its final wording; full: " \
        "every version"
+DEFAULT_MAX_CHARS = 40_000  # cli.budget.DEFAULT_MCP (not imported: the tool table stays light)
+MAX_CHARS = f"this result's text is at most this many characters (default " \
+            f"{DEFAULT_MAX_CHARS}; 0: no limit; else at least 1000): a longer answer holds fewer " \
+            f"items (`more`, a continuation to read on), then shows long texts as head and tail " \
+            f"(`text_cut`: the full length and the ranges shown; `get` with text_offset and " \
+            f"text_length reads the rest)"
+
+
+def budgeted(argv: list[str], max_chars: int | None) -> list[str]:
+    """A read command's argv with its budget: the caller's, else the server's default,
+    measured on the tool result's text."""
+    chars = DEFAULT_MAX_CHARS if max_chars is None else max_chars
+    return [*argv, f"--max-chars={chars}", "--answer-form=mcp"]
 
 
 @tool(read_only=False)
@@ -187,11 +200,12 @@ def read(
         continuation: optional(str, CONTINUATION) = None,
         mode: optional(Mode, MODE) = None,
         show_deleted: optional(bool, "also the soft-deleted messages") = None,
+        max_chars: optional(int, MAX_CHARS) = None,
 ) -> list[str]:
     """A window of a session's messages in arrival order (`sequence_number`), with `more` and
     a `continuation` to read on. Mirrors `agent-memory read`."""
-    return options(["read"], session_id=session_id, start=start, block_size=block_size,
-                   continuation=continuation, mode=mode, show_deleted=show_deleted)
+    return budgeted(options(["read"], session_id=session_id, start=start, block_size=block_size,
+                   continuation=continuation, mode=mode, show_deleted=show_deleted), max_chars)
 
 
 @tool(read_only=True)
@@ -209,14 +223,15 @@ def preview(
         preview_size: optional(int, f"characters of text per entry (default "
                                     f"{contract.PREVIEW_SIZE})") = None,
         show_deleted: optional(bool, "also the soft-deleted messages") = None,
+        max_chars: optional(int, MAX_CHARS) = None,
 ) -> list[str]:
     """A paged listing of messages across sessions by time, each with the start of its text
     (`entries`, `total_messages`, `total_pages`): to find a period or a person's messages
     before reading them whole. Mirrors `agent-memory read --preview`."""
-    return options(["read", "--preview"], session_id=session_id, caller=caller,
+    return budgeted(options(["read", "--preview"], session_id=session_id, caller=caller,
                    recipient=recipient, period_start=period_start, period_end=period_end,
                    page_offset=page_offset, page_size=page_size, preview_size=preview_size,
-                   show_deleted=show_deleted)
+                   show_deleted=show_deleted), max_chars)
 
 
 @tool(read_only=True)
@@ -224,11 +239,12 @@ def relations(
         session_id: required(str, SESSION_ID),
         block_size: optional(int, BLOCK_SIZE) = None,
         continuation: optional(str, CONTINUATION) = None,
+        max_chars: optional(int, MAX_CHARS) = None,
 ) -> list[str]:
     """Every relation of a session: `from_message_id`, `to_message_id` and `kind` (reply,
     influence, tool-result, correction). Mirrors `agent-memory relations`."""
-    return options(["relations"], session_id=session_id, block_size=block_size,
-                   continuation=continuation)
+    return budgeted(options(["relations"], session_id=session_id, block_size=block_size,
+                   continuation=continuation), max_chars)
 
 
 @tool(read_only=True)
@@ -238,11 +254,12 @@ def path(
         mode: optional(Mode, MODE) = None,
         block_size: optional(int, BLOCK_SIZE) = None,
         continuation: optional(str, CONTINUATION) = None,
+        max_chars: optional(int, MAX_CHARS) = None,
 ) -> list[str]:
     """The line from a message back to its root: the message, what it replied to (or otherwise
     continued from), and so on (`path`). Mirrors `agent-memory path`."""
-    return options(["path"], session_id=session_id, node_id=node_id, mode=mode,
-                   block_size=block_size, continuation=continuation)
+    return budgeted(options(["path"], session_id=session_id, node_id=node_id, mode=mode,
+                   block_size=block_size, continuation=continuation), max_chars)
 
 
 @tool(read_only=True)
@@ -250,12 +267,13 @@ def leaves(
         session_id: required(str, SESSION_ID),
         block_size: optional(int, BLOCK_SIZE) = None,
         continuation: optional(str, CONTINUATION) = None,
+        max_chars: optional(int, MAX_CHARS) = None,
 ) -> list[str]:
     """Where a dialogue ends and where it branched: leaves (nothing continues from them) and
     branching points with how many messages continue from each (`nodes`). Mirrors
     `agent-memory leaves`."""
-    return options(["leaves"], session_id=session_id, block_size=block_size,
-                   continuation=continuation)
+    return budgeted(options(["leaves"], session_id=session_id, block_size=block_size,
+                   continuation=continuation), max_chars)
 
 
 @tool(read_only=True)
@@ -266,19 +284,20 @@ def graph(
                              f"{contract.DEFAULT_GRAPH_DEPTH})") = None,
         block_size: optional(int, BLOCK_SIZE) = None,
         continuation: optional(str, CONTINUATION) = None,
+        max_chars: optional(int, MAX_CHARS) = None,
 ) -> list[str]:
     """The messages that continue from a message, level by level, with the relations between
     them (`nodes` with their `level`, `relations`). Mirrors `agent-memory graph`."""
-    return options(["graph"], session_id=session_id, anchor=anchor, depth=depth,
-                   block_size=block_size, continuation=continuation)
+    return budgeted(options(["graph"], session_id=session_id, anchor=anchor, depth=depth,
+                   block_size=block_size, continuation=continuation), max_chars)
 
 
 @tool(read_only=True)
-def info(section: optional(str, "one section (default: the table of contents)") = None
-         ) -> list[str]:
+def info(section: optional(str, "one section (default: the table of contents)") = None,
+         max_chars: optional(int, MAX_CHARS) = None) -> list[str]:
     """The logger's description of itself: its table of contents, or one section (limits,
     codes, relations, service). Mirrors `agent-memory info`."""
-    return options(["info"], section=section)
+    return budgeted(options(["info"], section=section), max_chars)
 
 
 @tool(read_only=False, destructive=True)
@@ -325,10 +344,18 @@ def session_delete(
 
 
 @tool(read_only=True)
-def get(message_id: required(str, MESSAGE_ID)) -> list[str]:
-    """One message by its id (not found: error code MESSAGE_UNKNOWN, exit code 5). Mirrors
-    `agent-memory get`."""
-    return ["get", "--", message_id]
+def get(
+        message_id: required(str, MESSAGE_ID),
+        text_offset: optional(int, "only the text from this character on (from 0)") = None,
+        text_length: optional(int, "only this many characters of the text") = None,
+        max_chars: optional(int, MAX_CHARS) = None,
+) -> list[str]:
+    """One message by its id (not found: error code MESSAGE_UNKNOWN, exit code 5). With
+    text_offset and/or text_length, only that range of its text (`text_range`: the offset,
+    the length answered and the text's total length), so a long text is read in pieces.
+    Mirrors `agent-memory get`."""
+    return [*budgeted(options(["get"], text_offset=text_offset, text_length=text_length),
+                      max_chars), "--", message_id]
 
 
 @tool(read_only=True)
@@ -340,11 +367,12 @@ def sessions(
                                      "\"human-to-model\"") = None,
         block_size: optional(int, BLOCK_SIZE) = None,
         continuation: optional(str, CONTINUATION) = None,
+        max_chars: optional(int, MAX_CHARS) = None,
 ) -> list[str]:
     """List sessions, with their attributes and lifecycle. Mirrors `agent-memory sessions`."""
-    return options(["sessions"], project_id=project_id, lifecycle=lifecycle,
+    return budgeted(options(["sessions"], project_id=project_id, lifecycle=lifecycle,
                    participant=participant, dialogue_kind=dialogue_kind, block_size=block_size,
-                   continuation=continuation)
+                   continuation=continuation), max_chars)
 
 
 @tool(read_only=True)
@@ -370,14 +398,15 @@ def search(
                           "auto (default): by meaning, else by words when no vector can be had "
                           "for the query; vector: by meaning or fail (exit code 7); bm25: by "
                           "words") = None,
+        max_chars: optional(int, MAX_CHARS) = None,
 ) -> list[str]:
     """Messages closest in meaning to a query, best first (`matches`, each with its `score`;
     `more`, `next_offset`). Mirrors `agent-memory search`."""
-    return options(["search"], query=query, scope=scope, target=target, page_size=page_size,
+    return budgeted(options(["search"], query=query, scope=scope, target=target, page_size=page_size,
                    page_offset=page_offset, mode=mode, sender_kind=sender_kind,
                    priority=priority, occurred_from=occurred_from, occurred_to=occurred_to,
                    filter_session_id=filter_session_id, filter_project_id=filter_project_id,
-                   ranking=ranking)
+                   ranking=ranking), max_chars)
 
 
 @tool(read_only=True)
@@ -392,12 +421,13 @@ def working_set(
         similarity_count: optional(int, f"how many of the closest messages (default "
                                              f"{contract.DEFAULT_SIMILARITY_COUNT})") = None,
         mode: optional(Mode, MODE) = None,
+        max_chars: optional(int, MAX_CHARS) = None,
 ) -> list[str]:
     """What to keep in mind now: a session's latest messages (`recent`, newest first) and those
     closest to an anchor (`closest`). Mirrors `agent-memory working-set`."""
-    return options(["working-set"], session_id=session_id, anchor_text=anchor_text,
+    return budgeted(options(["working-set"], session_id=session_id, anchor_text=anchor_text,
                    anchor_message_id=anchor_message_id, recency_count=recency_count,
-                   similarity_count=similarity_count, mode=mode)
+                   similarity_count=similarity_count, mode=mode), max_chars)
 
 
 @tool(read_only=True)

@@ -279,7 +279,39 @@ def logger_sessions(ctx: Context, args):
     return {**data, "sessions": data["sessions"] + extra}, "both"
 
 
+def _text_range(args) -> tuple[int, int | None] | None:
+    """get's --text-offset and --text-length, checked before anything is read."""
+    offset = inputs.non_negative(getattr(args, "text_offset", None), "--text-offset")
+    length = inputs.positive(getattr(args, "text_length", None), "--text-length")
+    if offset is None and length is None:
+        return None
+    return offset or 0, length
+
+
+def _ranged(entry: dict[str, Any], span: tuple[int, int | None]) -> dict[str, Any]:
+    """The entry with only that range of its text (characters, not bytes), and where it
+    stands in the whole: `text_range` {"offset", "length", "total_length"}."""
+    text = entry.get("text")
+    if not isinstance(text, str):
+        return entry
+    offset, length = span
+    if offset > len(text) or (offset == len(text) and text):
+        raise UsageError(f"--text-offset {offset} is past the text's end (it has {len(text)} "
+                         "characters)", code="INVALID_NUMBER", field="--text-offset")
+    piece = text[offset:] if length is None else text[offset:offset + length]
+    return {**entry, "text": piece,
+            "text_range": {"offset": offset, "length": len(piece), "total_length": len(text)}}
+
+
 def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
+    span = _text_range(args) if args.command == "get" else None
+    if span is not None:
+        data, store = _run(ctx, args)
+        return _ranged(data, span), store
+    return _run(ctx, args)
+
+
+def _run(ctx: Context, args) -> tuple[dict[str, Any], str]:
     if args.command == "read" and args.session_id is None:
         raise UsageError("read: --session-id is required (except with --preview)",
                          code=contract.REQUEST_PARAMETER_MISSING)
