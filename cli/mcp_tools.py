@@ -204,8 +204,9 @@ def read(
 ) -> list[str]:
     """A window of a session's messages in arrival order (`sequence_number`), with `more` and
     a `continuation` to read on. Mirrors `agent-memory read`."""
-    return budgeted(options(["read"], session_id=session_id, start=start, block_size=block_size,
-                   continuation=continuation, mode=mode, show_deleted=show_deleted), max_chars)
+    argv = options(["read"], session_id=session_id, start=start, block_size=block_size,
+                   continuation=continuation, mode=mode, show_deleted=show_deleted)
+    return budgeted(argv, max_chars)
 
 
 @tool(read_only=True)
@@ -227,11 +228,14 @@ def preview(
 ) -> list[str]:
     """A paged listing of messages across sessions by time, each with the start of its text
     (`entries`, `total_messages`, `total_pages`): to find a period or a person's messages
-    before reading them whole. Mirrors `agent-memory read --preview`."""
-    return budgeted(options(["read", "--preview"], session_id=session_id, caller=caller,
+    before reading them whole. A page cut to fit `max_chars` says `more` with
+    `next_page_offset` and `next_page_size`: ask for those to read on. Mirrors `agent-memory
+    read --preview`."""
+    argv = options(["read", "--preview"], session_id=session_id, caller=caller,
                    recipient=recipient, period_start=period_start, period_end=period_end,
                    page_offset=page_offset, page_size=page_size, preview_size=preview_size,
-                   show_deleted=show_deleted), max_chars)
+                   show_deleted=show_deleted)
+    return budgeted(argv, max_chars)
 
 
 @tool(read_only=True)
@@ -243,8 +247,9 @@ def relations(
 ) -> list[str]:
     """Every relation of a session: `from_message_id`, `to_message_id` and `kind` (reply,
     influence, tool-result, correction). Mirrors `agent-memory relations`."""
-    return budgeted(options(["relations"], session_id=session_id, block_size=block_size,
-                   continuation=continuation), max_chars)
+    argv = options(["relations"], session_id=session_id, block_size=block_size,
+                   continuation=continuation)
+    return budgeted(argv, max_chars)
 
 
 @tool(read_only=True)
@@ -258,8 +263,9 @@ def path(
 ) -> list[str]:
     """The line from a message back to its root: the message, what it replied to (or otherwise
     continued from), and so on (`path`). Mirrors `agent-memory path`."""
-    return budgeted(options(["path"], session_id=session_id, node_id=node_id, mode=mode,
-                   block_size=block_size, continuation=continuation), max_chars)
+    argv = options(["path"], session_id=session_id, node_id=node_id, mode=mode,
+                   block_size=block_size, continuation=continuation)
+    return budgeted(argv, max_chars)
 
 
 @tool(read_only=True)
@@ -272,8 +278,9 @@ def leaves(
     """Where a dialogue ends and where it branched: leaves (nothing continues from them) and
     branching points with how many messages continue from each (`nodes`). Mirrors
     `agent-memory leaves`."""
-    return budgeted(options(["leaves"], session_id=session_id, block_size=block_size,
-                   continuation=continuation), max_chars)
+    argv = options(["leaves"], session_id=session_id, block_size=block_size,
+                   continuation=continuation)
+    return budgeted(argv, max_chars)
 
 
 @tool(read_only=True)
@@ -288,8 +295,9 @@ def graph(
 ) -> list[str]:
     """The messages that continue from a message, level by level, with the relations between
     them (`nodes` with their `level`, `relations`). Mirrors `agent-memory graph`."""
-    return budgeted(options(["graph"], session_id=session_id, anchor=anchor, depth=depth,
-                   block_size=block_size, continuation=continuation), max_chars)
+    argv = options(["graph"], session_id=session_id, anchor=anchor, depth=depth,
+                   block_size=block_size, continuation=continuation)
+    return budgeted(argv, max_chars)
 
 
 @tool(read_only=True)
@@ -297,7 +305,8 @@ def info(section: optional(str, "one section (default: the table of contents)") 
          max_chars: optional(int, MAX_CHARS) = None) -> list[str]:
     """The logger's description of itself: its table of contents, or one section (limits,
     codes, relations, service). Mirrors `agent-memory info`."""
-    return budgeted(options(["info"], section=section), max_chars)
+    argv = options(["info"], section=section)
+    return budgeted(argv, max_chars)
 
 
 @tool(read_only=False, destructive=True)
@@ -370,9 +379,10 @@ def sessions(
         max_chars: optional(int, MAX_CHARS) = None,
 ) -> list[str]:
     """List sessions, with their attributes and lifecycle. Mirrors `agent-memory sessions`."""
-    return budgeted(options(["sessions"], project_id=project_id, lifecycle=lifecycle,
+    argv = options(["sessions"], project_id=project_id, lifecycle=lifecycle,
                    participant=participant, dialogue_kind=dialogue_kind, block_size=block_size,
-                   continuation=continuation), max_chars)
+                   continuation=continuation)
+    return budgeted(argv, max_chars)
 
 
 @tool(read_only=True)
@@ -402,11 +412,12 @@ def search(
 ) -> list[str]:
     """Messages closest in meaning to a query, best first (`matches`, each with its `score`;
     `more`, `next_offset`). Mirrors `agent-memory search`."""
-    return budgeted(options(["search"], query=query, scope=scope, target=target, page_size=page_size,
+    argv = options(["search"], query=query, scope=scope, target=target, page_size=page_size,
                    page_offset=page_offset, mode=mode, sender_kind=sender_kind,
                    priority=priority, occurred_from=occurred_from, occurred_to=occurred_to,
                    filter_session_id=filter_session_id, filter_project_id=filter_project_id,
-                   ranking=ranking), max_chars)
+                   ranking=ranking)
+    return budgeted(argv, max_chars)
 
 
 @tool(read_only=True)
@@ -424,10 +435,12 @@ def working_set(
         max_chars: optional(int, MAX_CHARS) = None,
 ) -> list[str]:
     """What to keep in mind now: a session's latest messages (`recent`, newest first) and those
-    closest to an anchor (`closest`). Mirrors `agent-memory working-set`."""
-    return budgeted(options(["working-set"], session_id=session_id, anchor_text=anchor_text,
+    closest to an anchor (`closest`). Messages left out to fit `max_chars` are named in
+    `left_out` (their ids, for `get`). Mirrors `agent-memory working-set`."""
+    argv = options(["working-set"], session_id=session_id, anchor_text=anchor_text,
                    anchor_message_id=anchor_message_id, recency_count=recency_count,
-                   similarity_count=similarity_count, mode=mode), max_chars)
+                   similarity_count=similarity_count, mode=mode)
+    return budgeted(argv, max_chars)
 
 
 @tool(read_only=True)
