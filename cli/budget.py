@@ -79,7 +79,7 @@ def fit(envelope: dict[str, Any], limit: int, measure: Callable[[dict], int], ar
         items = _items(envelope["data"], lists)
         if len(items) <= 1:
             break
-        kept = _longest_prefix(envelope, lists, limit, measure)
+        kept = _longest_prefix(envelope, lists, resume, args, limit, measure)
         envelope = _resumed(envelope, lists, resume, kept, args, rerun)
         if not envelope.get("success") or measure(envelope) <= limit:
             return envelope
@@ -106,10 +106,10 @@ def _truncated(data: dict[str, Any], lists: tuple[str, ...], kept: int) -> dict[
     return out
 
 
-def _longest_prefix(envelope: dict[str, Any], lists: tuple[str, ...], limit: int,
-                    measure) -> int:
-    """The most items (at least 1, fewer than all) whose answer fits, with room for a
-    continuation."""
+def _longest_prefix(envelope: dict[str, Any], lists: tuple[str, ...], resume: str, args,
+                    limit: int, measure) -> int:
+    """The most items (at least 1, fewer than all) whose answer fits with its way on (a block
+    command's continuation is not known before it is asked again: room is kept for one)."""
     data = envelope["data"]
     items = _items(data, lists)
     sizes = [len(json.dumps(item, ensure_ascii=False, separators=(",", ":"))) for item in items]
@@ -123,7 +123,10 @@ def _longest_prefix(envelope: dict[str, Any], lists: tuple[str, ...], limit: int
     room = {"more": True, "continuation": "x" * _CONTINUATION_ROOM}
     while low < high:
         middle = (low + high + 1) // 2
-        trial = {**envelope, "data": {**_truncated(data, lists, middle), **room}}
+        if resume == "block":
+            trial = {**envelope, "data": {**_truncated(data, lists, middle), **room}}
+        else:
+            trial = _resumed(envelope, lists, resume, middle, args, None)
         if measure(trial) <= limit:
             low = middle
         else:
@@ -146,9 +149,10 @@ def _resumed(envelope: dict[str, Any], lists: tuple[str, ...], resume: str, kept
         first = (args.page_offset or 0) * page_size + kept
         size = next(s for s in range(min(page_size, first), 0, -1) if first % s == 0)
         shown.update(more=True, next_page_offset=first // size, next_page_size=size)
-    elif resume == "listed":
-        left = {key: [_id(item) for item in (data.get(key) or [])[len(shown[key]):]]
-                for key in lists}
+    elif resume == "listed":  # left out now, before those left out in an earlier round
+        before = data.get("left_out") or {}
+        left = {key: [_id(item) for item in (data.get(key) or [])[len(shown[key]):]] +
+                list(before.get(key, [])) for key in lists}
         shown.update(more=True, left_out={k: v for k, v in left.items() if v})
     return {**envelope, "data": shown}
 

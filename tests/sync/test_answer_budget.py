@@ -319,12 +319,14 @@ def test_mcp_tools_answer_within_their_budget_and_page_everything(long_session):
                     assert size <= (budget or DEFAULT_MCP), (name, size)
             anchor = {"session_id": sid, "anchor_message_id": ids[3]}
             _size, every = await call_text(session, "working_set", **anchor, max_chars=0)
-            size, fitted = await call_text(session, "working_set", **anchor)
-            assert size <= DEFAULT_MCP and fitted["more"] is True
-            for group in ("recent", "closest"):
-                shown = [e["message"]["message_id"] for e in fitted[group]]
-                left = fitted["left_out"].get(group, [])
-                assert shown + left == [e["message"]["message_id"] for e in every[group]]
+            for budget in (DEFAULT_MCP, 3_000):
+                size, fitted = await call_text(session, "working_set", **anchor,
+                                               max_chars=budget)
+                assert size <= budget and fitted["more"] is True
+                for group in ("recent", "closest"):
+                    shown = [e["message"]["message_id"] for e in fitted[group]]
+                    left = fitted["left_out"].get(group, [])
+                    assert shown + left == [e["message"]["message_id"] for e in every[group]]
             pieces, offset = [], 0
             while offset < len(pending[mib_id]):
                 _size, data = await call_text(session, "get", message_id=mib_id,
@@ -346,3 +348,27 @@ def test_mcp_tools_answer_within_their_budget_and_page_everything(long_session):
 
     anyio.run(merged)
     anyio.run(logger)
+
+
+def test_a_working_set_cut_names_every_message_it_left_out():
+    """The budget alone (cli.budget, pure), on a working set of many short messages: the left
+    out ids take room too, and every message is shown or named, in its place."""
+    import argparse
+    import uuid
+    from agent_memory.cli import budget, output
+
+    def group(criterion):
+        return [{"message": {"message_id": str(uuid.uuid4()), "text": f"{criterion} {i} " * 20},
+                 "criterion": criterion} for i in range(10)]
+
+    data = {"session_id": "s", "recent": group("recency"), "closest": group("similarity")}
+    envelope = output.success_envelope(data, "logger")
+    args = argparse.Namespace(command="working-set")
+    whole = len(output.render(envelope))
+    for limit in (2_000, 3_000, 5_000, whole // 2, whole - 1):
+        fitted = budget.fit(envelope, limit, lambda e: len(output.render(e)), args, None)
+        assert len(output.render(fitted)) <= limit
+        for key in ("recent", "closest"):
+            shown = [e["message"]["message_id"] for e in fitted["data"][key]]
+            left = fitted["data"]["left_out"].get(key, [])
+            assert shown + left == [e["message"]["message_id"] for e in data[key]], limit
