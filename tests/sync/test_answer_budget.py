@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 from contextlib import asynccontextmanager
 
 import anyio
 import pytest
 
-from amtest import CLI, make_project, message_args, open_args
+from amtest import CLI, make_project, message_args, open_args, watcher_pids
 
 pytestmark = pytest.mark.slow
 
@@ -348,6 +349,31 @@ def test_mcp_tools_answer_within_their_budget_and_page_everything(long_session):
 
     anyio.run(merged)
     anyio.run(logger)
+
+
+def test_the_agent_answers_the_same_bytes(long_session):
+    """The budget is applied where the agent runs a served command too: the same line as
+    inline. (Last: the agent forwards what waits in the outbox.)"""
+    project, sid, texts, pending = long_session
+    ids = list(texts)
+    started = project.cli("agent", "start")
+    assert started.rc == 0 and started.data["running"], started.stdout
+    try:
+        before = project.cli("agent", "status").data["requests"]
+        commands = [["read", "--session-id", sid, "--start", "10", "--block-size", "3"],
+                    ["read", "--session-id", sid, "--start", "10", "--max-chars", "300000"],
+                    ["get", ids[5]], ["get", ids[5], "--text-offset", "7", "--max-chars", "9000"],
+                    ["path", "--session-id", sid, "--node-id", ids[3], "--max-chars", "5000"]]
+        for args in commands:
+            served = budgeted(project, None, *args) if "--max-chars" not in args else \
+                project.cli(*args)
+            inline = project.cli("--no-agent", *args)
+            assert (served.rc, served.stdout) == (inline.rc, inline.stdout), args
+        assert project.cli("agent", "status").data["requests"] >= before + len(commands)
+    finally:
+        project.cli("agent", "stop", "--timeout", "20")
+        for pid in watcher_pids(project.root):
+            os.kill(pid, signal.SIGKILL)
 
 
 def test_a_working_set_cut_names_every_message_it_left_out():
