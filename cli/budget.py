@@ -83,6 +83,8 @@ def fit(envelope: dict[str, Any], limit: int, measure: Callable[[dict], int], ar
         envelope = _resumed(envelope, lists, resume, kept, args, rerun)
         if not envelope.get("success") or measure(envelope) <= limit:
             return envelope
+        if len(_items(envelope["data"], lists)) > kept:  # more than a block holds: no
+            break  # way on inside them (`sessions` adds those opened here after its last)
     return cut_strings(envelope, limit, measure)
 
 

@@ -351,6 +351,31 @@ def test_mcp_tools_answer_within_their_budget_and_page_everything(long_session):
     anyio.run(logger)
 
 
+def test_sessions_page_every_session_once_with_those_opened_here(long_session):
+    """Sessions with long metadata, some in the logger and some opened while it was not asked
+    (`--store file`: they wait in the outbox): every one once, in every mode, through the
+    logger's continuations and then the outbox's."""
+    project, _sid, _texts, _pending = long_session
+    metadata = json.dumps({"note": "a long note é😀 " * 40})
+    opened = {"logger": [], "outbox": []}
+    for i in range(9):
+        where = "logger" if i % 3 == 0 else "outbox"
+        sid = f"meta-{i}"
+        store = [] if where == "logger" else ["--store", "file"]
+        args = open_args(sid, project_id="budget-sessions")
+        args[args.index("--metadata") + 1] = metadata
+        assert project.cli(*store, *args).rc == 0
+        opened[where].append(sid)
+    every = sorted(opened["logger"] + opened["outbox"])
+    for store, budget in (("auto", 2_000), ("auto", None), ("file", 3_000)):
+        found = page_through(project, budget, ["--store", store, "sessions", "--project-id",
+                                               "budget-sessions", "--block-size", "4"],
+                             key="sessions")
+        assert sorted(e["session_id"] for e in found) == every, (store, budget)
+        for entry in found:  # whole where it is shown (the logger's list leaves it out)
+            assert entry.get("metadata", json.loads(metadata)) == json.loads(metadata), entry
+
+
 def test_the_agent_answers_the_same_bytes(long_session):
     """The budget is applied where the agent runs a served command too: the same line as
     inline. (Last: the agent forwards what waits in the outbox.)"""
