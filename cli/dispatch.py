@@ -66,14 +66,22 @@ def _dispatch(ctx, args) -> tuple[object, str]:
 NAVIGATION = frozenset({"relations", "path", "leaves", "graph", "info"})
 # Run by the agent when one answers (cli.agent_client.serve); `status` only with --probe.
 SERVED = frozenset({"read", "get", "sessions", "search", "working-set"}) | NAVIGATION
+# Their answers fit --max-chars (cli.budget_apply): every command that answers texts or lists.
+BUDGETED = SERVED
 
 
 def execute(ctx, args) -> tuple[int, dict]:
     """Run one parsed command: (exit code, the envelope to print). The agent runs served
     commands through here too, so both paths answer the same bytes."""
     try:
+        if args.command in BUDGETED:  # the budget is applied here, so the agent's answer too
+            from agent_memory.cli import budget_apply
+            limit = budget_apply.limit(ctx, args)
         data, store = _dispatch(ctx, args)
-        return 0, output.success_envelope(data, store)
+        envelope = output.success_envelope(data, store)
+        if args.command in BUDGETED:
+            envelope = budget_apply.fitted(ctx, args, envelope, limit, _dispatch)
+        return 0, envelope
     except CliError as exc:
         return exc.exit_code, output.failure_envelope(exc)
     except UnsafePathError as exc:

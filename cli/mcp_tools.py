@@ -170,6 +170,16 @@ BLOCK_SIZE = f"entries per answer (default {contract.DEFAULT_BLOCK_SIZE}, at mos
              f"{contract.MAX_BLOCK_SIZE})"
 CONTINUATION = "the previous answer's `continuation`, to read on"
 MODE = "resolved (default): each correction chain once, final wording; full: every version"
+DEFAULT_MAX_CHARS = 40_000  # cli.budget.DEFAULT_MCP (not imported: the tool table stays light)
+MAX_CHARS = f"at most this many characters in this result (default {DEFAULT_MAX_CHARS}; 0: " \
+            f"no limit); a cut answer says how to read on"
+
+
+def budgeted(argv: list[str], max_chars: int | None) -> list[str]:
+    """A read command's argv with its budget: the caller's, else the server's default,
+    measured on the tool result's text."""
+    chars = DEFAULT_MAX_CHARS if max_chars is None else max_chars
+    return [*argv, f"--max-chars={chars}", "--answer-form=mcp"]
 
 
 @tool("Open a session", "core", read_only=False, idempotent=True)
@@ -245,11 +255,13 @@ def read(
         continuation: optional(str, CONTINUATION) = None,
         mode: optional(Mode, MODE) = None,
         show_deleted: optional(bool, "also the soft-deleted messages") = None,
+        max_chars: optional(int, MAX_CHARS) = None,
 ) -> list[str]:
     """A window of a session's messages in arrival order (`sequence_number`), with `more` and
     a `continuation` to read on. Mirrors `agent-memory read`."""
-    return options(["read"], session_id=session_id, start=start, block_size=block_size,
+    argv = options(["read"], session_id=session_id, start=start, block_size=block_size,
                    continuation=continuation, mode=mode, show_deleted=show_deleted)
+    return budgeted(argv, max_chars)
 
 
 @tool("Preview messages by time", "navigate", read_only=True)
@@ -267,14 +279,18 @@ def preview(
         preview_size: optional(int, f"characters of text per entry (default "
                                     f"{contract.PREVIEW_SIZE})") = None,
         show_deleted: optional(bool, "also the soft-deleted messages") = None,
+        max_chars: optional(int, MAX_CHARS) = None,
 ) -> list[str]:
     """A paged listing of messages across sessions by time, each with the start of its text
     (`entries`, `total_messages`, `total_pages`): to find a period or a person's messages
-    before reading them whole. Mirrors `agent-memory read --preview`."""
-    return options(["read", "--preview"], session_id=session_id, caller=caller,
+    before reading them whole. A page cut to fit `max_chars` says `more` with
+    `next_page_offset` and `next_page_size`: ask for those to read on. Mirrors `agent-memory
+    read --preview`."""
+    argv = options(["read", "--preview"], session_id=session_id, caller=caller,
                    recipient=recipient, period_start=period_start, period_end=period_end,
                    page_offset=page_offset, page_size=page_size, preview_size=preview_size,
                    show_deleted=show_deleted)
+    return budgeted(argv, max_chars)
 
 
 @tool("A session's relations", "navigate", read_only=True)
@@ -282,11 +298,13 @@ def relations(
         session_id: required(str, SESSION_ID),
         block_size: optional(int, BLOCK_SIZE) = None,
         continuation: optional(str, CONTINUATION) = None,
+        max_chars: optional(int, MAX_CHARS) = None,
 ) -> list[str]:
     """Every relation of a session: `from_message_id`, `to_message_id` and `kind` (reply,
     influence, tool-result, correction). Mirrors `agent-memory relations`."""
-    return options(["relations"], session_id=session_id, block_size=block_size,
+    argv = options(["relations"], session_id=session_id, block_size=block_size,
                    continuation=continuation)
+    return budgeted(argv, max_chars)
 
 
 @tool("The line back to the root", "navigate", read_only=True)
@@ -296,11 +314,13 @@ def path(
         mode: optional(Mode, MODE) = None,
         block_size: optional(int, BLOCK_SIZE) = None,
         continuation: optional(str, CONTINUATION) = None,
+        max_chars: optional(int, MAX_CHARS) = None,
 ) -> list[str]:
     """The line from a message back to its root: the message, what it replied to (or otherwise
     continued from), and so on (`path`). Mirrors `agent-memory path`."""
-    return options(["path"], session_id=session_id, node_id=node_id, mode=mode,
+    argv = options(["path"], session_id=session_id, node_id=node_id, mode=mode,
                    block_size=block_size, continuation=continuation)
+    return budgeted(argv, max_chars)
 
 
 @tool("Leaves and branching points", "navigate", read_only=True)
@@ -308,12 +328,14 @@ def leaves(
         session_id: required(str, SESSION_ID),
         block_size: optional(int, BLOCK_SIZE) = None,
         continuation: optional(str, CONTINUATION) = None,
+        max_chars: optional(int, MAX_CHARS) = None,
 ) -> list[str]:
     """Where a dialogue ends and where it branched: leaves (nothing continues from them) and
     branching points with how many messages continue from each (`nodes`). Mirrors
     `agent-memory leaves`."""
-    return options(["leaves"], session_id=session_id, block_size=block_size,
+    argv = options(["leaves"], session_id=session_id, block_size=block_size,
                    continuation=continuation)
+    return budgeted(argv, max_chars)
 
 
 @tool("The graph under a message", "navigate", read_only=True)
@@ -324,19 +346,22 @@ def graph(
                              f"{contract.DEFAULT_GRAPH_DEPTH})") = None,
         block_size: optional(int, BLOCK_SIZE) = None,
         continuation: optional(str, CONTINUATION) = None,
+        max_chars: optional(int, MAX_CHARS) = None,
 ) -> list[str]:
     """The messages that continue from a message, level by level, with the relations between
     them (`nodes` with their `level`, `relations`). Mirrors `agent-memory graph`."""
-    return options(["graph"], session_id=session_id, anchor=anchor, depth=depth,
+    argv = options(["graph"], session_id=session_id, anchor=anchor, depth=depth,
                    block_size=block_size, continuation=continuation)
+    return budgeted(argv, max_chars)
 
 
 @tool("The logger's contents", "navigate", read_only=True)
-def info(section: optional(str, "one section (default: the table of contents)") = None
-         ) -> list[str]:
+def info(section: optional(str, "one section (default: the table of contents)") = None,
+         max_chars: optional(int, MAX_CHARS) = None) -> list[str]:
     """The logger's description of itself: its table of contents, or one section (limits,
     codes, relations, service). Mirrors `agent-memory info`."""
-    return options(["info"], section=section)
+    argv = options(["info"], section=section)
+    return budgeted(argv, max_chars)
 
 
 @tool("Delete a message", "forget", read_only=False, destructive=True, idempotent=True)
@@ -382,10 +407,18 @@ def session_delete(
 
 
 @tool("Get a message", "core", read_only=True)
-def get(message_id: required(str, MESSAGE_ID)) -> list[str]:
-    """One message by its id (not found: error code MESSAGE_UNKNOWN, exit code 5). Mirrors
-    `agent-memory get`."""
-    return ["get", "--", message_id]
+def get(
+        message_id: required(str, MESSAGE_ID),
+        text_offset: optional(int, "only the text from this character on (from 0)") = None,
+        text_length: optional(int, "only this many characters of the text") = None,
+        max_chars: optional(int, MAX_CHARS) = None,
+) -> list[str]:
+    """One message by its id (not found: error code MESSAGE_UNKNOWN, exit code 5). With
+    text_offset and/or text_length, only that range of its text (`text_range`: the offset,
+    the length answered and the text's total length), so a long text is read in pieces.
+    Mirrors `agent-memory get`."""
+    return [*budgeted(options(["get"], text_offset=text_offset, text_length=text_length),
+                      max_chars), "--", message_id]
 
 
 @tool("List sessions", "core", read_only=True)
@@ -397,11 +430,13 @@ def sessions(
                                      "\"human-to-model\"") = None,
         block_size: optional(int, BLOCK_SIZE) = None,
         continuation: optional(str, CONTINUATION) = None,
+        max_chars: optional(int, MAX_CHARS) = None,
 ) -> list[str]:
     """List sessions, with their attributes and lifecycle. Mirrors `agent-memory sessions`."""
-    return options(["sessions"], project_id=project_id, lifecycle=lifecycle,
+    argv = options(["sessions"], project_id=project_id, lifecycle=lifecycle,
                    participant=participant, dialogue_kind=dialogue_kind, block_size=block_size,
                    continuation=continuation)
+    return budgeted(argv, max_chars)
 
 
 @tool("Search by meaning", "core", read_only=True)
@@ -426,14 +461,16 @@ def search(
         ranking: optional(Literal["auto", "vector", "bm25"],
                           "auto (default): by meaning, else by words; vector: by meaning or "
                           "fail; bm25: by words") = None,
+        max_chars: optional(int, MAX_CHARS) = None,
 ) -> list[str]:
     """Messages closest in meaning to a query, best first (`matches`, each with its `score`;
     `more`, `next_offset`). Mirrors `agent-memory search`."""
-    return options(["search"], query=query, scope=scope, target=target, page_size=page_size,
+    argv = options(["search"], query=query, scope=scope, target=target, page_size=page_size,
                    page_offset=page_offset, mode=mode, sender_kind=sender_kind,
                    priority=priority, occurred_from=occurred_from, occurred_to=occurred_to,
                    filter_session_id=filter_session_id, filter_project_id=filter_project_id,
                    ranking=ranking)
+    return budgeted(argv, max_chars)
 
 
 @tool("What to keep in mind now", "core", read_only=True)
@@ -449,15 +486,17 @@ def working_set(
                                              f"{contract.DEFAULT_SIMILARITY_COUNT})") = None,
         mode: optional(Mode, MODE) = None,
         ranking: optional(Literal["auto", "vector", "bm25"],
-                          "auto (default): closest by meaning, else by words when no vector "
-                          "can be had for the anchor; vector: by meaning or fail (exit code 7); "
-                          "bm25: by words") = None,
+                          "auto (default): closest by meaning, else by words; vector: by "
+                          "meaning or fail; bm25: by words") = None,
+        max_chars: optional(int, MAX_CHARS) = None,
 ) -> list[str]:
     """What to keep in mind now: a session's latest messages (`recent`, newest first) and those
-    closest to an anchor (`closest`). Mirrors `agent-memory working-set`."""
-    return options(["working-set"], session_id=session_id, anchor_text=anchor_text,
+    closest to an anchor (`closest`). Messages left out to fit `max_chars` are named in
+    `left_out` (their ids, for `get`). Mirrors `agent-memory working-set`."""
+    argv = options(["working-set"], session_id=session_id, anchor_text=anchor_text,
                    anchor_message_id=anchor_message_id, recency_count=recency_count,
                    similarity_count=similarity_count, mode=mode, ranking=ranking)
+    return budgeted(argv, max_chars)
 
 
 @tool("The store's status", "core", read_only=True)

@@ -243,6 +243,18 @@ def _read(read: Parser) -> None:
                          help="characters of text per entry (default 200)")
 
 
+def _budgeted(parser: Parser) -> None:
+    """--max-chars: the answer's budget (cli.budget); --answer-form is the MCP server's, which
+    measures its tool result's text instead of the printed line."""
+    parser.add_argument("--max-chars", type=integer, metavar="N",
+                        help="the whole answer is at most N characters (default 25000, or the "
+                             "configuration's output.max_chars; 0: no limit); a longer one "
+                             "holds fewer items (more: true, a continuation) and then cuts "
+                             "long texts to head and tail (<key>_cut says what is shown)")
+    parser.add_argument("--answer-form", choices=("line", "mcp"), default="line",
+                        help=argparse.SUPPRESS)
+
+
 def _paged(parser: Parser) -> None:
     parser.add_argument("--block-size", type=integer, metavar="N")
     parser.add_argument("--continuation", metavar="C", help="resume where the last block ended")
@@ -301,6 +313,10 @@ def _mark(mark: Parser) -> None:
 
 def _get(get: Parser) -> None:
     get.add_argument("message_id", metavar="MESSAGE_ID")
+    get.add_argument("--text-offset", type=integer, metavar="O",
+                     help="only the text from character O (from 0; default 0)")
+    get.add_argument("--text-length", type=integer, metavar="L",
+                     help="only L characters of the text (default: to its end)")
 
 
 def _sessions(sessions: Parser) -> None:
@@ -471,3 +487,6 @@ _ADD = {"session": _session, "write": _write, "read": _read, "get": _get,
         "embed": _embed, "sync": _sync, "import": _sync, "status": _status,
         "config": _config, "store": _store, "agent": _agent, "verify": _verify, "gc": _gc,
         "mcp": _mcp}
+for _name in ("read", "get", "sessions", "search", "working-set", "relations", "path", "leaves",
+              "graph", "info"):
+    _ADD[_name] = (lambda add: lambda parser: (add(parser), _budgeted(parser)))(_ADD[_name])

@@ -254,13 +254,21 @@ def logger_get(ctx: Context, args):
 
 def logger_sessions(ctx: Context, args):
     block_size = inputs.block_size(args.block_size)
+    store = mergeable_store(ctx)
+    token = args.continuation
+    if store is not None and token is not None and token.startswith(OUTBOX_CONTINUATION):
+        try:  # past the logger's last block: the sessions opened here, from the N-th on
+            shown = contract.token_number(token[len(OUTBOX_CONTINUATION):])
+        except ValueError:
+            raise UsageError(f"--continuation {token!r} is not one this tool handed out",
+                             code=contract.CONTINUATION_INVALID, field="--continuation") from None
+        return _with_pending_sessions(store, args, {"sessions": []}, block_size, shown)
     params = {"project_id": args.project_id, "lifecycle": args.lifecycle,
               "participant": args.participant, "dialogue_kind": args.dialogue_kind,
-              "block_size": block_size, "continuation": args.continuation}
+              "block_size": block_size, "continuation": token}
     data = ask_logger(ctx, "sessions_list", **{k: v for k, v in params.items() if v is not None})
     if data is None:
         return None
-    store = mergeable_store(ctx)
     if store is not None:  # a session deleted here is gone at once, before the logger hears
         pending = set(store.pending_session_ids())
         data = {**data, "sessions": [
@@ -268,6 +276,12 @@ def logger_sessions(ctx: Context, args):
             or not views.deleted_session(store.events(e["session_id"])[0])]}
     if store is None or data.get("more"):
         return data, "logger"
+    return _with_pending_sessions(store, args, data, block_size, 0)
+
+
+def _with_pending_sessions(store, args, data: dict[str, Any], block_size: int, skip: int):
+    """The logger's last block with the sessions opened here while it was away, from the
+    `skip`-th on, as many as the block has room for; the rest by an `outbox:N` continuation."""
     from agent_memory.outbox.store import PENDING
     known = {e["session_id"] for e in data["sessions"]}
     extra = []
@@ -281,12 +295,50 @@ def logger_sessions(ctx: Context, args):
     extra = views.filter_sessions(extra, project_id=args.project_id,
                                   lifecycle_state=args.lifecycle, participant=args.participant,
                                   dialogue_kind=args.dialogue_kind)
-    if not extra:
+    extra = extra[skip:]
+    if not extra and skip == 0:
         return data, "logger"
-    return {**data, "sessions": data["sessions"] + extra}, "both"
+    if not extra:
+        return {**data, "more": False, "continuation": None}, "both"
+    shown = extra[:max(0, block_size - len(data["sessions"]))]
+    more = len(extra) > len(shown)
+    return {**data, "sessions": data["sessions"] + shown, "more": more,
+            "continuation": f"{OUTBOX_CONTINUATION}{skip + len(shown)}" if more else None}, "both"
+
+
+def _text_range(args) -> tuple[int, int | None] | None:
+    """get's --text-offset and --text-length, checked before anything is read."""
+    offset = inputs.non_negative(getattr(args, "text_offset", None), "--text-offset")
+    length = inputs.positive(getattr(args, "text_length", None), "--text-length")
+    if offset is None and length is None:
+        return None
+    return offset or 0, length
+
+
+def _ranged(entry: dict[str, Any], span: tuple[int, int | None]) -> dict[str, Any]:
+    """The entry with only that range of its text (characters, not bytes), and where it
+    stands in the whole: `text_range` {"offset", "length", "total_length"}."""
+    text = entry.get("text")
+    if not isinstance(text, str):
+        return entry
+    offset, length = span
+    if offset > len(text) or (offset == len(text) and text):
+        raise UsageError(f"--text-offset {offset} is past the text's end (it has {len(text)} "
+                         "characters)", code="INVALID_NUMBER", field="--text-offset")
+    piece = text[offset:] if length is None else text[offset:offset + length]
+    return {**entry, "text": piece,
+            "text_range": {"offset": offset, "length": len(piece), "total_length": len(text)}}
 
 
 def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
+    span = _text_range(args) if args.command == "get" else None
+    if span is not None:
+        data, store = _run(ctx, args)
+        return _ranged(data, span), store
+    return _run(ctx, args)
+
+
+def _run(ctx: Context, args) -> tuple[dict[str, Any], str]:
     if args.command == "read" and args.session_id is None:
         raise UsageError("read: --session-id is required (except with --preview)",
                          code=contract.REQUEST_PARAMETER_MISSING)

@@ -19,7 +19,11 @@ if TYPE_CHECKING:
 
 ENV_VAR = "AGENT_MEMORY_CONFIG"
 DEFAULT_PATH = os.path.join("~", ".config", "vvz-agent-memory", "config.json")
-SECTIONS = ("ailogger_client", "embedding_client", "embedding_model", "agent", "outbox")
+SECTIONS = ("ailogger_client", "embedding_client", "embedding_model", "agent", "outbox",
+            "output")
+# The read commands' answer budget (cli.budget): max_chars, 0 for no limit, None for the
+# CLI's default. The MCP server passes its own unless the caller gives one.
+OUTPUT_KEYS = ("max_chars",)
 # Caps on what may wait in the outbox (pending files): a write that would pass one is refused
 # (exit 8, nothing written) instead of filling the disk while the logger is away. None: no cap.
 OUTBOX_KEYS = ("max_pending_messages", "max_pending_bytes")
@@ -73,6 +77,11 @@ class Config:
     def outbox(self) -> dict[str, int | None]:
         section = self.document.get("outbox", {})
         return {key: section.get(key) for key in OUTBOX_KEYS}
+
+    @property
+    def output(self) -> dict[str, int | None]:
+        section = self.document.get("output", {})
+        return {key: section.get(key) for key in OUTPUT_KEYS}
 
     @property
     def embedding_model(self) -> dict[str, Any]:
@@ -151,6 +160,21 @@ def validate(document: Any, config: Config) -> list[str]:
         problems += _agent_section(document["agent"])
     if "outbox" in document:
         problems += _outbox_section(document["outbox"])
+    if "output" in document:
+        problems += _output_section(document["output"])
+    return problems
+
+
+def _output_section(section: Any) -> list[str]:
+    if not isinstance(section, dict):
+        return ["output must be an object with max_chars"]
+    problems = [f"unknown key output.{key} (expected {', '.join(OUTPUT_KEYS)})"
+                for key in section if key not in OUTPUT_KEYS]
+    value = section.get("max_chars")
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool) or
+                              (value != 0 and value < 1000)):
+        problems.append(f"output.max_chars must be 0 (no limit), an integer of at least 1000, "
+                        f"or null, got {value!r}")
     return problems
 
 
@@ -280,4 +304,5 @@ def redacted_view(config: Config) -> dict[str, Any]:
     view["embedding_model"] = config.embedding_model
     view["agent"] = config.agent
     view["outbox"] = config.outbox
+    view["output"] = config.output
     return view

@@ -151,13 +151,13 @@ def test_a_text_of_the_largest_size_gets_the_vector_of_its_prefix_here_and_at_th
     assert vectors[ids["big"]] == vectors[ids["prefix"]]
     assert p.cli("sync").data["totals"]["imported"] == 6
     query = ("working-set", "--session-id", sid, "--anchor-text", "id value flag",
-             "--similarity-count", "3")
+             "--similarity-count", "3", "--max-chars", "0")
     at_logger = p.cli("--store", "logger", *query)
     assert at_logger.rc == 0, at_logger.stdout
     here = p.cli("--store", "file", *query)
     assert ids_of(at_logger.data["closest"]) == ids_of(here.data["closest"])
     assert set(ids_of(here.data["closest"])) == {ids["big"], ids["prefix"], tail[0]}
-    got = p.cli("--store", "logger", "get", ids["big"])
+    got = p.cli("--store", "logger", "get", ids["big"], "--max-chars", "0")
     assert got.data["vectorization_state"] == "vectorized" and got.data["text"] == big_text
 
 
