@@ -101,7 +101,8 @@ class Dialogue:
         """The session's visible messages (soft-deleted ones hidden) in arrival order; none
         for a session neither the store nor the logger knows (never written, or deleted)."""
         try:
-            return list(self.memory.messages(self.session_id))
+            # whole: a framework gets its items back exactly, never cut to a reader's budget
+            return list(self.memory.messages(self.session_id, max_chars=0))
         except AgentMemoryError as exc:
             if exc.code != "SESSION_UNKNOWN":
                 raise

@@ -185,14 +185,19 @@ def test_import_is_cheap():
 
 
 def test_the_same_budgets(file_project, unique_session_id):
-    """The text limit is the command's: 1 MiB is taken whole (more than one argument of a
-    process may carry), one byte more is refused as the CLI refuses it (text on stdin)."""
+    """The limits are the command's: 1 MiB of text is taken whole (more than one argument of a
+    process may carry), one byte more is refused as the CLI refuses it (text on stdin); a read
+    answers within the CLI's budget unless asked for more (`max_chars`, 0: everything)."""
     memory = _memory(file_project)
     limit = 1 << 20
     text = "é" * (limit // 2)  # 1 MiB of UTF-8 in two-byte characters
     written = memory.write(unique_session_id, text, sender_kind="human", sender_identity="a",
                            receiver_kind="model", receiver_identity="b")
-    assert memory.get(written.message_id).text == text
+    assert memory.get(written.message_id, max_chars=0).text == text
+    budgeted = memory.get(written.message_id)
+    cli = file_project.cli("get", written.message_id)
+    assert budgeted.data == cli.data and len(cli.stdout) <= 25_000
+    assert budgeted.text != text and budgeted.data["text_cut"]["length"] == len(text)
     with pytest.raises(agent_memory.UsageError) as caught:
         memory.write(unique_session_id, text + "x", sender_kind="human", sender_identity="a",
                      receiver_kind="model", receiver_identity="b")

@@ -262,7 +262,8 @@ def test_large_items(file_project, unique_session_id):
     long = _user("ü" * (1 << 20))  # 2 MiB of UTF-8
     asyncio.run(session.add_items([long]))
     assert asyncio.run(session.get_items()) == [long]
-    shown = file_project.cli("read", "--session-id", unique_session_id).data["messages"]
+    shown = file_project.cli("read", "--session-id", unique_session_id,
+                             "--max-chars", "0").data["messages"]
     assert shown[0]["text"] == "ü" * (1 << 19)
     from agent_memory import UsageError
     with pytest.raises(UsageError) as caught:
