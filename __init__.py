@@ -30,7 +30,9 @@ _LAZY = {
     "SessionPage": "agent_memory.api.results",
     "Match": "agent_memory.api.results",
     "SearchPage": "agent_memory.api.results",
-    "WorkingSet": "agent_memory.api.results",
+    **{name: "agent_memory.api.results" for name in (
+        "WorkingSet", "SessionState", "Forgotten", "Marked", "RelationPage", "LeafPage",
+        "PreviewPage", "Info", "Status", "SyncReport")},
     **{name: "agent_memory.api.errors" for name in (
         "AgentMemoryError", "RefusedError", "UsageError", "StoreUnavailableError",
         "LoggerUnreachableError", "NotFoundError", "ConfigInvalidError",

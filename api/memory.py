@@ -14,7 +14,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from agent_memory.api import runner
-from agent_memory.api.results import (Answer, Message, MessagePage, SearchPage, SessionPage,
+from agent_memory.api.results import (Answer, Forgotten, Info, LeafPage, Marked, Message,
+                                      MessagePage, PreviewPage, RelationPage, SearchPage,
+                                      SessionPage, SessionState, Status, SyncReport,
                                       WorkingSet, WriteResult)
 
 Relation = str | tuple[str, str]  # "reply:<id>" or ("reply", "<id>")
@@ -51,6 +53,11 @@ class Memory:
             argv += ["--", *positional]
         return self.command(*argv)
 
+    def _typed(self, kind, command: list[str], **values: Any):
+        """The command's answer as the result type `kind` (api.results)."""
+        answer = self._call(command, **values)
+        return kind.from_answer(answer.store, answer.data)
+
     # --- the store and sessions -----------------------------------------------------------------
     def init_store(self) -> Answer:
         """`store init`: create `.agent-memory/` (and its git-ignore rule)."""
@@ -59,24 +66,27 @@ class Memory:
     def open_session(self, session_id: str, project_id: str, participants: Sequence[str],
                      dialogue_kind: str | Sequence[str] = ("human", "model"),
                      title: str | None = None,
-                     metadata: dict[str, Any] | None = None, **options: Any) -> Answer:
+                     metadata: dict[str, Any] | None = None, **options: Any) -> SessionState:
         """`session open`. Opening it again with the same attributes is a repeat;
         with others it is refused (SESSION_CONFLICT)."""
         kinds = dialogue_kind if isinstance(dialogue_kind, str) else ",".join(dialogue_kind)
-        return self._call(["session", "open"], session_id=session_id, project_id=project_id,
-                          dialogue_kind=kinds, participant=list(participants), title=title,
-                          metadata=metadata, **options)
+        return self._typed(SessionState, ["session", "open"], session_id=session_id,
+                           project_id=project_id, dialogue_kind=kinds,
+                           participant=list(participants), title=title, metadata=metadata,
+                           **options)
 
-    def close_session(self, session_id: str, **options: Any) -> Answer:
-        return self._call(["session", "close"], session_id=session_id, **options)
+    def close_session(self, session_id: str, **options: Any) -> SessionState:
+        return self._typed(SessionState, ["session", "close"], session_id=session_id,
+                           **options)
 
-    def reopen_session(self, session_id: str, **options: Any) -> Answer:
-        return self._call(["session", "reopen"], session_id=session_id, **options)
+    def reopen_session(self, session_id: str, **options: Any) -> SessionState:
+        return self._typed(SessionState, ["session", "reopen"], session_id=session_id,
+                           **options)
 
-    def delete_session(self, session_id: str, *, confirm: str, **options: Any) -> Answer:
+    def delete_session(self, session_id: str, *, confirm: str, **options: Any) -> Forgotten:
         """`session delete`: irreversible (its texts are purged); `confirm` is its id again."""
-        return self._call(["session", "delete"], session_id=session_id, confirm=confirm,
-                          **options)
+        return self._typed(Forgotten, ["session", "delete"], session_id=session_id,
+                           confirm=confirm, **options)
 
     def sessions(self, **filters: Any) -> SessionPage:
         """`sessions`: project_id, lifecycle, participant, dialogue_kind, block_size,
@@ -128,10 +138,10 @@ class Memory:
         answer = self._call(["get"], [message_id], **options)
         return Message.from_entry(answer.store, answer.data)
 
-    def preview(self, **options: Any) -> Answer:
+    def preview(self, **options: Any) -> PreviewPage:
         """`read --preview`: session_id, caller, recipient, period_start, period_end,
         page_offset, page_size, preview_size, show_deleted."""
-        return self._call(["read", "--preview"], **options)
+        return self._typed(PreviewPage, ["read", "--preview"], **options)
 
     def search(self, query: str, scope: str, target: str | None = None,
                **options: Any) -> SearchPage:
@@ -148,16 +158,16 @@ class Memory:
         return WorkingSet.from_answer(answer.store, answer.data)
 
     # --- navigation -----------------------------------------------------------------------------
-    def relations(self, session_id: str, **options: Any) -> Answer:
-        return self._call(["relations"], session_id=session_id, **options)
+    def relations(self, session_id: str, **options: Any) -> RelationPage:
+        return self._typed(RelationPage, ["relations"], session_id=session_id, **options)
 
     def path(self, session_id: str, node_id: str, **options: Any) -> MessagePage:
         """`path`: from the node back to its line's root (`messages`)."""
         answer = self._call(["path"], session_id=session_id, node_id=node_id, **options)
         return MessagePage.from_answer(answer.store, answer.data, "path")
 
-    def leaves(self, session_id: str, **options: Any) -> Answer:
-        return self._call(["leaves"], session_id=session_id, **options)
+    def leaves(self, session_id: str, **options: Any) -> LeafPage:
+        return self._typed(LeafPage, ["leaves"], session_id=session_id, **options)
 
     def graph(self, session_id: str, anchor: str, **options: Any) -> MessagePage:
         """`graph`: the anchor and what continues from it, level by level (`messages`, each
@@ -165,26 +175,28 @@ class Memory:
         answer = self._call(["graph"], session_id=session_id, anchor=anchor, **options)
         return MessagePage.from_answer(answer.store, answer.data, "nodes")
 
-    def info(self, section: str | None = None) -> Answer:
-        return self._call(["info"], section=section)
+    def info(self, section: str | None = None, **options: Any) -> Info:
+        return self._typed(Info, ["info"], section=section, **options)
 
     # --- forgetting -----------------------------------------------------------------------------
-    def delete(self, message_id: str, mode: str, **options: Any) -> Answer:
+    def delete(self, message_id: str, mode: str, **options: Any) -> Forgotten:
         """`delete`: mode "soft" (hidden) or "hard" (its text purged here and at the logger)."""
-        return self._call(["delete"], [message_id], mode=mode, **options)
+        answer = self._call(["delete"], [message_id], mode=mode, **options)
+        return Forgotten.from_answer(answer.store, answer.data)
 
-    def mark(self, *message_ids: str, unmark: bool = False, **options: Any) -> Answer:
+    def mark(self, *message_ids: str, unmark: bool = False, **options: Any) -> Marked:
         """`mark`: set (or clear, `unmark`) the soft-deletion flag of messages, all or none."""
-        return self._call(["mark"], list(message_ids), unmark=unmark, **options)
+        answer = self._call(["mark"], list(message_ids), unmark=unmark, **options)
+        return Marked.from_answer(answer.store, answer.data)
 
     # --- the outbox and the fleet ---------------------------------------------------------------
-    def status(self, probe: bool = False) -> Answer:
-        return self._call(["status"], probe=probe)
+    def status(self, probe: bool = False) -> Status:
+        return self._typed(Status, ["status"], probe=probe)
 
-    def sync(self, **options: Any) -> Answer:
+    def sync(self, **options: Any) -> SyncReport:
         """`sync`: forward what waits in the outbox (through the project's agent when one
         runs)."""
-        return self._call(["sync"], **options)
+        return self._typed(SyncReport, ["sync"], **options)
 
     def agent(self, action: str, **options: Any) -> Answer:
         """`agent start|stop|status`: the project's agent."""

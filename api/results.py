@@ -184,3 +184,137 @@ class SessionPage:
     def from_answer(cls, store: str, data: dict[str, Any]) -> "SessionPage":
         return cls([_build(SessionEntry, s) for s in data.get("sessions") or []],
                    bool(data.get("more")), data.get("continuation"), store, data)
+
+
+# --- the other commands: each its answer's fields ---------------------------------------------
+def _typed(cls):
+    """A result dataclass whose fields are its answer's top-level fields (None when absent),
+    plus `store` and the whole answer in `data`; `from_answer` builds it."""
+    cls = dataclass(frozen=True)(cls)
+
+    def from_answer(kind, store: str, data: dict[str, Any]):
+        values = data if isinstance(data, dict) else {}
+        return _build(kind, values, store=store)
+    cls.from_answer = classmethod(from_answer)
+    return cls
+
+
+@_typed
+class SessionState:
+    """`session open|close|reopen`: the session and its lifecycle; whether the logger has the
+    event (`forwarded`, a `reason` when not), `pending` while it waits in the outbox."""
+
+    session_id: str | None
+    lifecycle: str | None
+    pending: bool | None
+    forwarded: bool | None
+    reason: str | None
+    store: str = "file"
+    data: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+@_typed
+class Forgotten:
+    """`delete` and `session delete`: what was deleted (`message_id` and `mode`, or
+    `session_id`), `purged` (its text is gone from every file here), `pending` while the
+    event waits for the logger."""
+
+    message_id: str | None
+    session_id: str | None
+    mode: str | None
+    deleted: bool | None
+    purged: bool | None
+    pending: bool | None
+    forwarded: bool | None
+    reason: str | None
+    store: str = "file"
+    data: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+@_typed
+class Marked:
+    """`mark`: the messages and the state they are in now (`marked`)."""
+
+    message_ids: list[str] | None
+    marked: bool | None
+    pending: bool | None
+    forwarded: bool | None
+    reason: str | None
+    store: str = "file"
+    data: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+@_typed
+class RelationPage:
+    """`relations`: each relation (`from_message_id`, `to_message_id`, `kind`); `continuation`
+    resumes while `more`."""
+
+    session_id: str | None
+    relations: list[dict[str, str]] | None
+    more: bool | None
+    continuation: str | None
+    store: str = "file"
+    data: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+@_typed
+class LeafPage:
+    """`leaves`: the leaves and branching points (`nodes`: message_id, role, continuations)."""
+
+    session_id: str | None
+    nodes: list[dict[str, Any]] | None
+    more: bool | None
+    continuation: str | None
+    store: str = "file"
+    data: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+@_typed
+class PreviewPage:
+    """`read --preview`: `entries` (each with its text's start, `preview`), page and totals."""
+
+    entries: list[dict[str, Any]] | None
+    total_messages: int | None
+    total_pages: int | None
+    page_offset: int | None
+    page_size: int | None
+    store: str = "file"
+    data: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+@_typed
+class Info:
+    """`info`: the table of contents (`sections`), or one `section` and its `content`."""
+
+    sections: list[str] | None
+    section: str | None
+    content: Any
+    store: str = "file"
+    data: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+@_typed
+class Status:
+    """`status`: what waits and what is set aside (`totals`, per session in `sessions`), the
+    watcher and the agent, credentials and, with probe, whether the fleet answers."""
+
+    totals: dict[str, Any] | None
+    sessions: list[dict[str, Any]] | None
+    watcher: dict[str, Any] | None
+    agent: dict[str, Any] | None
+    strays: list[dict[str, str]] | None
+    store: str = "file"
+    data: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+@_typed
+class SyncReport:
+    """`sync`: per session what was imported, refused, waits or was quarantined (`sessions`),
+    the `totals`, and `warnings`; `skipped` when another process forwards the store."""
+
+    sessions: list[dict[str, Any]] | None
+    totals: dict[str, int] | None
+    warnings: list[str] | None
+    skipped: bool | None
+    store: str = "file"
+    data: dict[str, Any] = field(default_factory=dict, repr=False)

@@ -63,7 +63,16 @@ def test_methods_answer_as_their_commands(agent_running, unique_session_id):
          "first message", "--scope", "session", "--target", sid)
     same(memory.working_set(sid, anchor_text="reply"), "working-set", "--session-id", sid,
          "--anchor-text", "reply")
-    # the typed views of those answers
+    # the typed views of those answers: each its answer's fields, as attributes
+    assert memory.relations(sid).relations == [{"from_message_id": second.message_id,
+                                                "to_message_id": first.message_id,
+                                                "kind": "reply"}]
+    assert {n["message_id"] for n in memory.leaves(sid).nodes} == {second.message_id}
+    assert memory.info().sections == memory.info().data["sections"]
+    assert memory.info("limits").content["max_block_size"] == 1000
+    assert len(memory.preview(session_id=sid).entries) == 2
+    assert memory.status().totals["pending_messages"] == 0
+    assert opened.session_id == sid and opened.lifecycle == "open"
     found = memory.search("first message", "session", sid)
     assert found.total == len(found.matches) == len(found.data["matches"]) >= 1
     assert found.matches[0].session_id == sid and found.matches[0].project_id == "proj"
@@ -78,16 +87,19 @@ def test_methods_answer_as_their_commands(agent_running, unique_session_id):
     assert [m.message_id for m in memory.messages(sid, block_size=1)] == \
         [first.message_id, second.message_id]  # page after page
     # forgetting, and its effect as the CLI sees it
-    marked = memory.mark(second.message_id).data
+    marking = memory.mark(second.message_id)
+    assert marking.marked is True and marking.message_ids == [second.message_id]
+    marked = marking.data
     repeated = project.cli("mark", second.message_id).data  # a repeat: the same effect
     assert {k: repeated[k] for k in marked} == marked
     assert [m["message_id"] for m in project.cli("read", "--session-id", sid).data["messages"]] \
         == [first.message_id]
     memory.mark(second.message_id, unmark=True)
     assert len(memory.read(sid).messages) == 2
-    assert memory.sync().data == project.cli("sync").data
+    synced = memory.sync()
+    assert synced.data == project.cli("sync").data and synced.totals["failed"] == 0
     closed = memory.close_session(sid)
-    assert closed.data["lifecycle"] == "closed"
+    assert closed.data["lifecycle"] == "closed" and closed.lifecycle == "closed"
     with pytest.raises(agent_memory.RefusedError) as caught:
         memory.write(sid, "late", sender_kind="human", sender_identity="alice",
                      receiver_kind="model", receiver_identity="claude")
