@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from agent_memory.api import runner
+from agent_memory.cli.argv import options
 from agent_memory.api.results import (Answer, Forgotten, Info, LeafPage, Marked, Message,
                                       MessagePage, PreviewPage, RelationPage, SearchPage,
                                       SessionPage, SessionState, Status, SyncReport,
@@ -39,7 +40,7 @@ class Memory:
     # --- the plumbing ---------------------------------------------------------------------------
     def global_argv(self) -> list[str]:
         """The global options every call carries."""
-        return runner.options([], config=self.config, project_root=self.project_root,
+        return options([], config=self.config, project_root=self.project_root,
                               store=None if self.store == "auto" else self.store,
                               no_agent=self.no_agent)
 
@@ -48,7 +49,7 @@ class Memory:
         return Answer(*runner.answer([*self.global_argv(), *argv]))
 
     def _call(self, command: list[str], positional: Sequence[str] = (), **values: Any) -> Answer:
-        argv = runner.options(command, **values)
+        argv = options(command, **values)
         if positional:
             argv += ["--", *positional]
         return self.command(*argv)

@@ -39,23 +39,3 @@ def answer(argv: list[str]) -> tuple[str, Any]:
         raise KeyboardInterrupt
     from agent_memory.api.errors import from_answer
     raise from_answer(rc, error)
-
-
-def options(command: list[str], **values: Any) -> list[str]:
-    """`command` then each option given as `--name=value` (`_` written `-`; None and False
-    left out, True a bare flag, a list or tuple repeats the option, a dict is its JSON), so a
-    value starting with `-` stays a value and nothing is quoted (no shell)."""
-    argv = list(command)
-    for name, value in values.items():
-        if value is None or value is False:
-            continue
-        flag = "--" + name.replace("_", "-")
-        if value is True:
-            argv.append(flag)
-        elif isinstance(value, (list, tuple)):
-            argv.extend(f"{flag}={item}" for item in value)
-        elif isinstance(value, dict):
-            argv.append(f"{flag}={json.dumps(value, ensure_ascii=False)}")
-        else:
-            argv.append(f"{flag}={value}")
-    return argv

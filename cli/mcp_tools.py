@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal, NamedTuple
 
 from pydantic import Field, WrapValidator
 
+from agent_memory.cli.argv import options  # noqa: F401 - the tools build their argv with it
 from agent_memory.cli.errors import MEANINGS, USAGE
 from agent_memory.outbox import contract
 
@@ -114,25 +115,6 @@ def json_object(description: str) -> Any:
 
 def required(kind: Any, description: str) -> Any:
     return Annotated[kind, Field(description=description)]
-
-
-def options(command: list[str], **values: Any) -> list[str]:
-    """`command` followed by each option given, as `--name=value` (None and False are left out,
-    True is a bare flag, a list repeats the option, a dict is its JSON)."""
-    argv = list(command)
-    for name, value in values.items():
-        flag = "--" + name.replace("_", "-")
-        if value is None or value is False:
-            continue
-        if value is True:
-            argv.append(flag)
-        elif isinstance(value, list):
-            argv.extend(f"{flag}={item}" for item in value)
-        elif isinstance(value, dict):
-            argv.append(f"{flag}={json.dumps(value, ensure_ascii=False)}")
-        else:
-            argv.append(f"{flag}={value}")
-    return argv
 
 
 def answer(envelope: dict[str, Any]) -> dict[str, Any]:

@@ -59,7 +59,8 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _exists(dir_fd: int, name: str) -> bool:
+def exists(dir_fd: int, name: str) -> bool:
+    """Is there an entry `name` in the directory (a symbolic link counts, unfollowed)?"""
     try:
         os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
     except FileNotFoundError:
@@ -92,7 +93,7 @@ def set_aside_unsafe(store) -> list[dict[str, str]]:
                 moved.append({**item, "moved_to": None})
                 continue
             target = item["name"]
-            while _exists(unsafe_fd, target):  # set aside before: keep both
+            while exists(unsafe_fd, target):  # set aside before: keep both
                 target = f"{item['name']}.{utc_now().strftime('%Y%m%dT%H%M%S%f')}"
             try:
                 atomic.create_exclusive(unsafe_fd, target + ".reason.json",

@@ -25,6 +25,7 @@ import os
 from typing import Any
 
 from agent_memory.outbox import atomic, contract, encoding, names
+from agent_memory.outbox.cleanup import exists
 from agent_memory.outbox.entries import find_strays
 from agent_memory.outbox.store import IMPORTED, PENDING, QUARANTINED, Store, utc_now
 
@@ -181,7 +182,7 @@ def _set_aside(store: Store, stray: dict[str, Any], refiled: list[dict[str, str]
             target_fd = inner
             where += stray["session_id"] + "/"
         target = stray["name"]
-        while _exists(target_fd, target) or _exists(target_fd, target + ".reason.json"):
+        while exists(target_fd, target) or exists(target_fd, target + ".reason.json"):
             target = f"{stray['name']}.{utc_now().strftime('%Y%m%dT%H%M%S%f')}"
         reason = {"entry": stray["entry"], "reason": "stray", "kind": stray["kind"],
                   "refiled": refiled, "moved_to": where + target}
@@ -198,10 +199,3 @@ def _set_aside(store: Store, stray: dict[str, Any], refiled: list[dict[str, str]
         if source_fd is not None and source_fd != store.fd:
             os.close(source_fd)
 
-
-def _exists(dir_fd: int, name: str) -> bool:
-    try:
-        os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-    except FileNotFoundError:
-        return False
-    return True

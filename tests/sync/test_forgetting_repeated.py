@@ -10,6 +10,7 @@ import asyncio
 import pytest
 
 from amtest import make_project, message_args, open_args
+from test_forgetting_sync import _logger_view
 
 pytestmark = pytest.mark.slow
 
@@ -18,23 +19,6 @@ def _write(project, session_id, text):
     result = project.cli(*message_args(session_id, text))
     assert result.rc == 0 and result.out["store"] == "logger", result.stdout
     return result.data["message_id"]
-
-
-def _logger_session(fleet, session_id):
-    """[(message_id, soft_deleted)] the logger holds for the session, or None when it does
-    not know it."""
-    async def go():
-        async with fleet.logger_client() as client:
-            try:
-                answer = await client.messages_read(session_id=session_id,
-                                                    start_sequence_number=0, block_size=1000,
-                                                    mode="full", show_deleted=True)
-            except Exception as exc:  # noqa: BLE001 - the client's refusal
-                if getattr(exc, "code", None) == "SESSION_UNKNOWN":
-                    return None
-                raise
-            return [(m["message_id"], m["soft_deleted"]) for m in answer["data"]["messages"]]
-    return asyncio.run(go())
 
 
 def test_each_forgetting_command_repeated_across_down_flapping_and_up(tmp_path, fleet_factory):
@@ -76,9 +60,9 @@ def test_each_forgetting_command_repeated_across_down_flapping_and_up(tmp_path, 
     totals = project.cli("status").data["totals"]
     assert (totals["pending_messages"], totals["pending_events"], totals["quarantined"]) == \
         (0, 0, 0), totals
-    held = dict(_logger_session(fleet, "S"))
-    assert held == {soft: True, marked: True, kept: False}, held  # the hard one gone, once
-    assert _logger_session(fleet, "T") is None
+    held = _logger_view(fleet, "S")  # (text, soft_deleted): the hard one gone, each once
+    assert sorted(held) == [("kept one", False), ("marked one", True), ("soft one", True)], held
+    assert _logger_view(fleet, "T") is None
     # and a fourth time, everything landed: still success, nothing written, nothing to send
     each("after")
     assert project.cli("sync").rc == 0
