@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal, NamedTuple
 
 from pydantic import Field, WrapValidator
 
-from agent_memory.cli.argv import options  # noqa: F401 - the tools build their argv with it
+from agent_memory.cli.argv import options
 from agent_memory.cli.errors import MEANINGS, USAGE
 from agent_memory.outbox import contract
 
