@@ -3,7 +3,8 @@ the MCP server runs its tools): the same validation, outbox write, forwarding th
 project's agent (started after the command in auto mode, as the CLI does), budgets and answers.
 
 The CLI's code assumes one command per process at a time, so calls from any thread (or event
-loop) are serialized by one process-wide lock."""
+loop) are serialized by one process-wide lock. The process keeps its configuration and stores
+warm between calls (cli.warm), as the MCP server does."""
 
 from __future__ import annotations
 
@@ -12,6 +13,15 @@ import threading
 from typing import Any
 
 _LOCK = threading.Lock()
+_WARM = None  # cli.warm.Warm, made by the first call: the process's configuration and stores
+
+
+def _warm():
+    global _WARM
+    if _WARM is None:
+        from agent_memory.cli.warm import Warm
+        _WARM = Warm()
+    return _WARM
 
 
 def run(argv: list[str]) -> tuple[int, dict[str, Any]]:
@@ -21,7 +31,7 @@ def run(argv: list[str]) -> tuple[int, dict[str, Any]]:
     lines: list[str] = []
     with _LOCK:
         agent_client.reap_started()
-        rc = run_argv(argv, lines.append)
+        rc = run_argv(argv, lines.append, warm=_warm())
     if len(lines) != 1:  # only --help prints otherwise; no method asks for it
         return 1, {"success": False, "error": {
             "code": "INTERNAL_ERROR", "message": f"the command answered {len(lines)} lines"}}

@@ -16,8 +16,11 @@ from agent_memory.sync import config as config_mod
 
 class Context:
     def __init__(self, args: argparse.Namespace, route=None, serve_command=None,
-                 run_argv=None) -> None:
+                 run_argv=None, warm=None) -> None:
         self.args = args
+        # cli.warm.Warm of a long-lived process (the MCP server, the Python API): the
+        # configuration and the store as it keeps them; None in a one-shot CLI process
+        self.warm = warm
         # cli.main.run, handed down by the shell to the one command that runs others (`mcp`),
         # so no command reaches back up into the shell
         self.run_argv = run_argv
@@ -46,7 +49,8 @@ class Context:
     @cached_property
     def config(self) -> config_mod.Config:
         try:
-            config = config_mod.load(self.args.config)
+            config = (config_mod.load(self.args.config) if self.warm is None
+                      else self.warm.config(self.args.config))
         except config_mod.ConfigInvalid as exc:
             raise ConfigInvalidError(str(exc), problems=exc.problems) from None
         if config.warnings:
@@ -67,7 +71,8 @@ class Context:
     def store(self) -> Store:
         if self._store is None:
             try:
-                self._store = Store(self.project_root)
+                self._store = (Store(self.project_root) if self.warm is None
+                               else self.warm.store(self.project_root))
             except StoreUnavailable as exc:
                 raise StoreUnavailableError(str(exc)) from None
             _finish_purges(self._store)
@@ -86,7 +91,8 @@ class Context:
         return "logger" if has_logger else "file"
 
     def close(self) -> None:
-        if self._store is not None:
+        """Close the store this command opened (a warm one stays open for the next)."""
+        if self._store is not None and self.warm is None:
             self._store.close()
 
 

@@ -29,10 +29,11 @@ def _to_stderr(line: str) -> None:
     sys.stderr.flush()
 
 
-def run(argv: list[str], emit) -> int:
+def run(argv: list[str], emit, warm=None) -> int:
     """One command: its one JSON line handed to `emit` (main prints it; the MCP server,
     cli.mcp_cmd, keeps it as a tool's answer), then, when no agent answered, the agent started
-    for the next command (after the answer: the caller waits on it); the exit code."""
+    for the next command (after the answer: the caller waits on it); the exit code. `warm`
+    (cli.warm.Warm): what a long-lived caller keeps between its commands."""
     parser = build(command_in(argv))
     ctx = None
     try:
@@ -53,7 +54,7 @@ def run(argv: list[str], emit) -> int:
             emit = _to_stderr
         from agent_memory.cli.context import Context
         from agent_memory.cli.served import serve_command
-        ctx = Context(args, serve_command=serve_command, run_argv=run)
+        ctx = Context(args, serve_command=serve_command, run_argv=run, warm=warm)
         if args.command in SERVED or (args.command == "status" and args.probe):
             from agent_memory.cli import agent_client
             served = agent_client.serve(ctx, args, argv)

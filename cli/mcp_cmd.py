@@ -35,8 +35,11 @@ def run(ctx, args) -> tuple[dict[str, Any], str]:
         from agent_memory.cli.errors import UsageError
         raise UsageError(str(exc), field="--tools") from None
     from agent_memory.cli.mcp_server import build_server, serve
+    from functools import partial
+    from agent_memory.cli.warm import Warm
+    # the server's calls share one holder: the configuration, the stores, the identity stay warm
     runner = Runner(global_argv(args), root_given=args.project_root is not None,
-                    run_argv=ctx.run_argv)
+                    run_argv=partial(ctx.run_argv, warm=Warm()))
     try:
         anyio.run(serve, build_server(runner.call, tools))
     except KeyboardInterrupt:

@@ -1,0 +1,172 @@
+"""What a long-lived process keeps between the commands it runs (the MCP server, the Python
+API): the configuration, read again only when a file behind it changed; each project's store,
+opened once and kept open, its git-ignore check made again only when a file git reads for it
+changed; and so the identity digest, computed once per configuration (sync.identity keeps it on
+the Config). A one-shot CLI process has no holder: each command resolves everything afresh.
+
+"Changed" is told by stat (device, inode, mode, size, mtime_ns, ctime_ns, or the file's
+absence), the way an editor's save, a rename over the file or a chmod shows. The store is also checked by git
+again when its last check is older than RECHECK_SECONDS, for the rules git reads from places
+not watched here (a core.excludesFile set elsewhere, /etc/gitconfig, GIT_* variables).
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import threading
+import time
+
+from agent_memory.outbox.availability import git_toplevel
+from agent_memory.outbox.store import Store
+from agent_memory.sync import config as config_mod
+from agent_memory.sync.identity import named_files
+
+RECHECK_SECONDS = 60.0
+
+
+def _mark(path: str) -> tuple:
+    """A file's stat fingerprint, or its absence (the errno) as one."""
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        return (path, exc.errno)
+    return (path, info.st_dev, info.st_ino, info.st_mode, info.st_size, info.st_mtime_ns,
+            info.st_ctime_ns)
+
+
+def config_mark(path: str, named: list[str]) -> tuple:
+    """The document's fingerprint (present or not) and that of every file it names (`named`:
+    a certificate checked by the validation, digested into the identity)."""
+    return (_mark(path), *(_mark(name) for name in named))
+
+
+def _git_dirs(toplevel: str) -> list[str]:
+    """The directories holding the repository's own rules (info/exclude, config): `.git`, or
+    for a linked work tree the directory its `.git` file names and the common one."""
+    dot_git = os.path.join(toplevel, ".git")
+    if os.path.isdir(dot_git):
+        return [dot_git]
+    try:
+        with open(dot_git, encoding="utf-8", errors="replace") as handle:
+            line = handle.readline().strip()
+    except OSError:
+        return []
+    if not line.startswith("gitdir:"):
+        return []
+    gitdir = os.path.join(toplevel, line[len("gitdir:"):].strip())
+    dirs = [gitdir]
+    try:
+        with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as handle:
+            dirs.append(os.path.normpath(os.path.join(gitdir, handle.read().strip())))
+    except OSError:
+        pass
+    return dirs
+
+
+def ignore_mark(project_root: str) -> tuple:
+    """The fingerprint of what `git check-ignore` reads to decide about the store: where the
+    work tree starts (a `git init` made later changes it), every `.gitignore` from there down
+    to the project, the repository's info/exclude and config, and the
+    user's git configuration and default global excludes file."""
+    toplevel = git_toplevel(project_root)
+    if toplevel is None:
+        return (None,)
+    marks = [toplevel, _mark(os.path.join(toplevel, ".git"))]
+    directory = project_root
+    while True:
+        marks.append(_mark(os.path.join(directory, ".gitignore")))
+        if directory == toplevel or os.path.dirname(directory) == directory:
+            break
+        directory = os.path.dirname(directory)
+    for gitdir in _git_dirs(toplevel):
+        marks += [_mark(os.path.join(gitdir, "info", "exclude")),
+                  _mark(os.path.join(gitdir, "config")),
+                  _mark(os.path.join(gitdir, "config.worktree"))]
+    home = os.path.expanduser("~")
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    marks += [_mark(os.path.join(home, ".gitconfig")), _mark(os.path.join(xdg, "git", "config")),
+              _mark(os.path.join(xdg, "git", "ignore"))]
+    return tuple(marks)
+
+
+def _directory_id(path: str) -> tuple | None:
+    """(device, inode) of the store's directory itself (never through a symbolic link)."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino)
+
+
+class _HeldStore:
+    def __init__(self, store: Store, ignore: tuple) -> None:
+        self.store = store
+        self.directory = _directory_id(store.path)
+        self.ignore = ignore
+        self.checked_at = time.monotonic()
+
+    def still_valid(self) -> bool:
+        """The same directory is there, and nothing git decides by changed since its check."""
+        return (self.directory is not None
+                and _directory_id(self.store.path) == self.directory
+                and ignore_mark(self.store.project_root) == self.ignore
+                and time.monotonic() - self.checked_at < RECHECK_SECONDS)
+
+
+class Warm:
+    """The holder: kept for the process's life, handed to each command's Context
+    (cli.context), which then neither reloads what is unchanged nor closes the store."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        # path -> (its fingerprint, the Config, the files it names)
+        self._configs: dict[str, tuple[tuple, config_mod.Config, list[str]]] = {}
+        self._stores: dict[str, _HeldStore] = {}
+        atexit.register(self.close)
+
+    def config(self, explicit: str | None) -> config_mod.Config:
+        """The configuration a command with `--config explicit` loads (ConfigInvalid as
+        config.load raises it; an invalid document is never kept)."""
+        path, _required = config_mod.locate(explicit)
+        with self._lock:
+            held = self._configs.get(path)
+            if held is not None and held[0] == config_mark(path, held[2]):
+                return held[1]
+            before = _mark(path)
+            config = config_mod.load(explicit)
+            named = named_files(config)
+            mark = config_mark(path, named)
+            if mark[0] == before:  # not replaced while it was read: keep it
+                self._configs[path] = (mark, config, named)
+            else:
+                self._configs.pop(path, None)
+            return config
+
+    def store(self, project_root: str) -> Store:
+        """The project's store, open (StoreUnavailable as Store raises it). A store whose
+        directory was removed or replaced, or whose ignore rules changed, is closed and opened
+        again, which checks it again."""
+        real = os.path.realpath(project_root)
+        with self._lock:
+            held = self._stores.get(real)
+            if held is not None:
+                if held.still_valid():
+                    return held.store
+                del self._stores[real]
+                held.store.close()
+            ignore = ignore_mark(real)
+            store = Store(real)
+            self._stores[real] = _HeldStore(store, ignore)
+            return store
+
+    def close(self) -> None:
+        """Close every store held (at the process's end)."""
+        with self._lock:
+            held, self._stores = list(self._stores.values()), {}
+            self._configs.clear()
+        for each in held:
+            try:
+                each.store.close()
+            except OSError:
+                pass
