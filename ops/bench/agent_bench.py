@@ -11,6 +11,9 @@ processes, interleaved (agent, file, agent, file...), medians, a private referen
 
     python -m ops.bench.agent_bench [--pairs 20] [--first-pairs 8]
 
+3. The agent's resident memory (VmRSS from /proc, in MB): once it answers after `agent start`
+   (its start-up backfill done), and after it served the commands of 1.
+
 Targets: each served command at most 1.5x its `--store file` twin; the autostarting write no
 slower than the inline one. Prints one JSON object; progress on stderr.
 """
@@ -26,8 +29,33 @@ import tempfile
 import time
 from pathlib import Path
 
+from ops.agents import agent_pids
 from ops.bench.timing import log, ms, timed_cli
 from ops.fleet.handle import Fleet
+
+
+def resident_mb(root: Path) -> float:
+    """The project's agent's resident memory (VmRSS), in MB."""
+    pids = agent_pids(str(root))
+    if len(pids) != 1:
+        raise RuntimeError(f"expected one agent for {root}, found {pids}")
+    with open(f"/proc/{pids[0]}/status") as handle:
+        for line in handle:
+            if line.startswith("VmRSS:"):
+                return round(int(line.split()[1]) / 1024, 1)
+    raise RuntimeError("no VmRSS in /proc/<pid>/status")
+
+
+def settled_mb(root: Path) -> float:
+    """The agent's resident memory once it has stopped growing (its start-up work done)."""
+    previous, deadline = -1.0, time.monotonic() + 10
+    while time.monotonic() < deadline:
+        current = resident_mb(root)
+        if current == previous:
+            return current
+        previous = current
+        time.sleep(0.5)
+    return previous
 
 
 
@@ -72,6 +100,7 @@ def served_commands(base: Path, config: str, env: dict[str, str], count: int) ->
     prefix = ["--config", config]
     sid = "bench-served"
     timed_cli([*prefix, "agent", "start"], root, env)
+    started_mb = settled_mb(root)
     timed_cli([*prefix, *open_args(sid)], root, env)
     first, _ = timed_cli([*prefix, *write_args(sid, "agents keep their memory in the outbox")],
                          root, env)
@@ -94,6 +123,8 @@ def served_commands(base: Path, config: str, env: dict[str, str], count: int) ->
         for name, args in reads.items():
             results[name] = pairs(name, [*prefix, *args], [*prefix, "--store", "file", *args],
                                   root, env, count)
+        results["agent_rss_mb"] = {"started": started_mb, "after_serving": settled_mb(root)}
+        log(f"agent resident memory: {results['agent_rss_mb']}")
     finally:
         timed_cli([*prefix, "agent", "stop"], root, env)
     return results
