@@ -4,10 +4,15 @@ opened once and kept open, its git-ignore check made again only when a file git 
 changed; and so the identity digest, computed once per configuration (sync.identity keeps it on
 the Config). A one-shot CLI process has no holder: each command resolves everything afresh.
 
+For processes that run one command at a time (the MCP server and the API serialize their
+calls): a store found stale is closed at once, which another command using it at the same
+moment would not survive. The agent, which serves requests in parallel threads, keeps none.
+
 "Changed" is told by stat (device, inode, mode, size, mtime_ns, ctime_ns, or the file's
-absence), the way an editor's save, a rename over the file or a chmod shows. The store is also checked by git
-again when its last check is older than RECHECK_SECONDS, for the rules git reads from places
-not watched here (a core.excludesFile set elsewhere, /etc/gitconfig, GIT_* variables).
+absence), the way an editor's save, a rename over the file or a chmod shows. The store is also
+checked by git again when its last check is older than RECHECK_SECONDS, for the rules git reads
+from places not watched here (a core.excludesFile set elsewhere, /etc/gitconfig, GIT_*
+variables).
 """
 
 from __future__ import annotations
