@@ -130,3 +130,40 @@ def test_the_api_sees_a_configuration_edited_between_calls(file_project, tmp_pat
                            sender_identity="alice", receiver_kind="model",
                            receiver_identity="claude")
     assert written.sequence_number == 1
+
+
+def test_a_linked_work_tree_watches_the_common_exclude_file(tmp_path):
+    """In a linked work tree (`.git` is a file), the rule may live in the repository's common
+    info/exclude: taken out there, the next look refuses the store."""
+    import subprocess
+
+    main = tmp_path / "main"
+    subprocess.run(["git", "init", "-q", str(main)], check=True)
+    subprocess.run(["git", "-C", str(main), "-c", "user.name=t", "-c", "user.email=t@t",
+                    "commit", "-q", "--allow-empty", "-m", "first"], check=True)
+    linked = tmp_path / "linked"
+    subprocess.run(["git", "-C", str(main), "worktree", "add", "-q", str(linked)], check=True)
+    assert (linked / ".git").is_file()
+    exclude = main / ".git" / "info" / "exclude"
+    exclude.write_text("/.agent-memory/\n")
+    (linked / ".agent-memory").mkdir(mode=0o700)
+    warm = Warm()
+    store = warm.store(str(linked))
+    assert warm.store(str(linked)) is store
+    exclude.write_text("# nothing ignored\n")
+    with pytest.raises(StoreUnavailable, match="not ignored"):
+        warm.store(str(linked))
+    warm.close()
+
+
+def test_a_store_is_checked_by_git_again_after_a_while(file_project, monkeypatch):
+    """Rules git reads from places not watched (a core.excludesFile set in a configuration not
+    looked at, say) are seen within RECHECK_SECONDS."""
+    from agent_memory.cli import warm as warm_mod
+
+    warm = Warm()
+    store = warm.store(file_project.root)
+    assert warm.store(file_project.root) is store
+    monkeypatch.setattr(warm_mod, "RECHECK_SECONDS", 0.0)
+    assert warm.store(file_project.root) is not store
+    warm.close()
