@@ -10,8 +10,9 @@ import time
 from datetime import datetime, timezone
 from typing import Any
 
-from agent_memory.outbox import atomic, names
+from agent_memory.outbox import atomic, layout, names
 from agent_memory.outbox.contract import is_valid_session_id
+from agent_memory.outbox.layout import IMPORTED, QUARANTINED
 
 
 def iso(moment: float | None = None) -> str:
@@ -66,6 +67,15 @@ def _open(parent_fd: int, name: str) -> int | None:
         return None
 
 
+def _open_area(store_fd: int, area: str) -> int | None:
+    """An area's directory (outbox.layout), or None when it is missing or this user may not
+    open it."""
+    try:
+        return layout.open_area(store_fd, area)
+    except PermissionError:
+        return None
+
+
 def _session_dirs(fd: int | None) -> list[str]:
     if fd is None:
         return []
@@ -116,8 +126,8 @@ def survey(store_path: str, now: float | None = None) -> dict[str, Any]:
     totals = {**_zero(), "quarantined": 0, "missing_vectors": 0, "unsafe": 0}
     oldest = None
     store_fd = atomic.open_dir(store_path)
-    imported_fd = _open(store_fd, names.IMPORTED_DIR)
-    quarantine_fd = _open(store_fd, names.QUARANTINE_DIR)
+    imported_fd = _open_area(store_fd, IMPORTED)
+    quarantine_fd = _open_area(store_fd, QUARANTINED)
     try:
         all_ids = sorted(set(_session_dirs(store_fd)) | set(_session_dirs(imported_fd))
                          | set(_session_dirs(quarantine_fd)))
