@@ -161,8 +161,7 @@ def delete(ctx: Context, args) -> tuple[dict[str, Any], str]:
                            "only an unreferenced message; delete those first, or delete "
                            "softly", code=contract.MESSAGE_REFERENCED, referenced_by=referrers)
     from agent_memory.sync import forgetting
-    event = forgetting.purge_message(store, session_id, message_id)
-    file = forgetting.event_file(event)
+    file, _record = forgetting.purge_message(store, session_id, message_id)
     return _forward(ctx, file, {"message_id": message_id, "mode": "hard", "deleted": True,
                                 "purged": True, "pending": True, "file": file.relpath}, wait)
 
@@ -266,8 +265,7 @@ def delete_session(ctx: Context, args) -> tuple[dict[str, Any], str]:
         raise from_refusal(contract.SESSION_UNKNOWN, f"no session {session_id} in the file "
                                                      "store")
     from agent_memory.sync import forgetting
-    event = forgetting.purge_session(store, session_id)
-    file = forgetting.event_file(event)
+    file, _record = forgetting.purge_session(store, session_id)
     return _forward(ctx, file, {"session_id": session_id, "deleted": True, "purged": True,
                                 "pending": True, "file": file.relpath}, wait)
 

@@ -9,9 +9,9 @@ import os
 import stat
 import time
 
-from agent_memory.outbox import atomic, encoding, names
+from agent_memory.outbox import atomic, encoding, layout, names
 from agent_memory.outbox.entries import UNOPENABLE_SESSION, find_unsafe_entries
-from agent_memory.outbox.store import QUARANTINED, utc_now
+from agent_memory.outbox.store import utc_now
 
 UNSAFE_DIR = ".unsafe"  # in .quarantine/: entries named like a session that were not directories
 ORPHAN_TEMPORARY_AGE_S = 1.0
@@ -71,7 +71,7 @@ def exists(dir_fd: int, name: str) -> bool:
 def unsafe_entries(store) -> list[dict[str, str]]:
     """Entries of the store named like a session that are not real directories (a symbolic
     link, a file, a FIFO) or that this user may not open: never entered, never followed."""
-    return find_unsafe_entries(store.fd)
+    return find_unsafe_entries(store._fd)
 
 def set_aside_unsafe(store) -> list[dict[str, str]]:
     """Move every unsafe entry to `.quarantine/.unsafe/` beside a `<name>.reason.json`
@@ -79,11 +79,7 @@ def set_aside_unsafe(store) -> list[dict[str, str]]:
     found = unsafe_entries(store)
     if not found:
         return []
-    quarantine_fd = store.area_fd(QUARANTINED, create=True)
-    try:
-        unsafe_fd = atomic.ensure_dir(quarantine_fd, UNSAFE_DIR)
-    finally:
-        os.close(quarantine_fd)
+    unsafe_fd = layout.open_set_aside(store._fd, UNSAFE_DIR)
     moved = []
     try:
         for item in found:
@@ -98,14 +94,14 @@ def set_aside_unsafe(store) -> list[dict[str, str]]:
             try:
                 atomic.create_exclusive(unsafe_fd, target + ".reason.json",
                                         encoding.encode({**item, "moved_to": target}))
-                os.rename(item["name"], target, src_dir_fd=store.fd, dst_dir_fd=unsafe_fd)
+                os.rename(item["name"], target, src_dir_fd=store._fd, dst_dir_fd=unsafe_fd)
             except FileNotFoundError:
                 continue  # removed meanwhile
             moved.append({**item, "moved_to": f"{names.STORE_DIR}/{names.QUARANTINE_DIR}/"
                                               f"{UNSAFE_DIR}/{target}"})
         if any(m["moved_to"] for m in moved):
             os.fsync(unsafe_fd)
-            os.fsync(store.fd)
+            os.fsync(store._fd)
     finally:
         os.close(unsafe_fd)
     return moved
@@ -122,7 +118,7 @@ def remove_orphan_temporaries(store, min_age_s: float = ORPHAN_TEMPORARY_AGE_S) 
     are never followed."""
     removed = 0
     now = time.time()
-    folders = [os.dup(store.fd)]
+    folders = [os.dup(store._fd)]
     while folders:
         fd = folders.pop()
         try:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 
 from agent_memory.outbox import atomic, names
+from agent_memory.outbox.layout import may_open
 from agent_memory.outbox.contract import is_valid_session_id
 
 
@@ -23,16 +24,9 @@ UNOPENABLE_SESSION = ("a session directory this user may not open (permission de
                       "left in place; fix its owner or mode and the next sync takes it")
 
 
-def may_open(name: str, dir_fd: int | None = None) -> bool:
-    """Can this user open the directory `name`? (Scans skip one it may not, so one session
-    with a wrong mode or owner never stops the others; it is reported as an unsafe entry.)"""
-    try:
-        os.close(atomic.open_dir(name, dir_fd=dir_fd))
-    except PermissionError:
-        return False
-    except OSError:
-        pass  # gone meanwhile, or not a directory: other checks judge that
-    return True
+def strays(store) -> list[dict[str, str]]:
+    """The strays of a Store's pending area (find_strays)."""
+    return find_strays(store._fd)
 
 
 def find_unsafe_entries(store_fd: int) -> list[dict[str, str]]:

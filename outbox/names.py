@@ -7,7 +7,11 @@ tool leaves in the directory are ignored by every scan.
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
+
+TYPE_CHECKING = False  # typing costs the write path: annotations only
+if TYPE_CHECKING:
+    from typing import Iterable
 
 STORE_DIR = ".agent-memory"
 IMPORTED_DIR = ".imported"
@@ -59,3 +63,19 @@ def is_final(name: str, ext: str | None = None) -> bool:
 def sibling(name: str, ext: str) -> str:
     """The same record's file of another extension (the `.emb` beside a `.msg`)."""
     return name[: name.rindex(".")] + ext
+
+
+def moment_after(held: "Iterable[str]", now: datetime) -> datetime:
+    """The one naming rule of a file appended now (a message dated now, every event): the
+    moment that sorts after every name of `held` (its session's pending and imported files),
+    so now, or 1 ms after the latest of them when that one is not earlier (names carry
+    milliseconds). So files written one after another, within one millisecond or behind a
+    message dated ahead, are named, forwarded and numbered by the logger in the order they
+    were acknowledged."""
+    latest = max(held, default=None)
+    if latest is None:
+        return now
+    stamp = latest[:len(time_stamp(now))]
+    if time_stamp(now) > stamp:
+        return now
+    return moment_of(stamp) + timedelta(milliseconds=1)

@@ -24,9 +24,9 @@ import json
 import os
 from typing import Any
 
-from agent_memory.outbox import atomic, contract, encoding, names
+from agent_memory.outbox import atomic, contract, encoding, layout, names
 from agent_memory.outbox.cleanup import exists
-from agent_memory.outbox.entries import find_strays
+from agent_memory.outbox.entries import strays
 from agent_memory.outbox.store import IMPORTED, PENDING, QUARANTINED, Store, utc_now
 
 STRAY_DIR = ".stray"  # in .quarantine/
@@ -38,7 +38,7 @@ def repair(store: Store) -> dict[str, Any]:
     "set_aside": [...]}, each entry naming the stray and where it went."""
     refiled: list[dict[str, str]] = []
     set_aside: list[dict[str, str]] = []
-    for stray in find_strays(store.fd):
+    for stray in strays(store):
         found = _refile_from(store, stray)
         refiled.extend(found)
         moved = _set_aside(store, stray, found)
@@ -49,7 +49,7 @@ def repair(store: Store) -> dict[str, Any]:
 
 # --- re-filing ---------------------------------------------------------------------------------
 def _refile_from(store: Store, stray: dict[str, Any]) -> list[dict[str, str]]:
-    parent = store.fd if stray["session_id"] is None else store.session_fd(stray["session_id"])
+    parent = store._fd if stray["session_id"] is None else store._session_dir(stray["session_id"])
     if parent is None:
         return []
     try:
@@ -73,7 +73,7 @@ def _refile_from(store: Store, stray: dict[str, Any]) -> list[dict[str, str]]:
         finally:
             os.close(fd)
     finally:
-        if parent != store.fd:
+        if parent != store._fd:
             os.close(parent)
 
 
@@ -168,13 +168,10 @@ def _moment(stored: str):
 def _set_aside(store: Store, stray: dict[str, Any], refiled: list[dict[str, str]]) -> str | None:
     """Move the stray to .quarantine/.stray/ (under its session's name when it lay in one),
     with a reason file; where it went, or None when it was gone meanwhile."""
-    quarantine_fd = store.area_fd(QUARANTINED, create=True)
-    try:
-        target_fd = atomic.ensure_dir(quarantine_fd, STRAY_DIR)
-    finally:
-        os.close(quarantine_fd)
+    target_fd = layout.open_set_aside(store._fd, STRAY_DIR)
     where = f"{names.STORE_DIR}/{names.QUARANTINE_DIR}/{STRAY_DIR}/"
-    source_fd = store.fd if stray["session_id"] is None else store.session_fd(stray["session_id"])
+    source_fd = store._fd if stray["session_id"] is None \
+        else store._session_dir(stray["session_id"])
     try:
         if stray["session_id"] is not None:
             inner = atomic.ensure_dir(target_fd, stray["session_id"])
@@ -196,6 +193,6 @@ def _set_aside(store: Store, stray: dict[str, Any], refiled: list[dict[str, str]
         return where + target
     finally:
         os.close(target_fd)
-        if source_fd is not None and source_fd != store.fd:
+        if source_fd is not None and source_fd != store._fd:
             os.close(source_fd)
 

@@ -12,14 +12,13 @@ into it then).
 
 from __future__ import annotations
 
-import os
 import re
 import stat
 import time
 from typing import Any
 
-from agent_memory.outbox import atomic, names, records
-from agent_memory.outbox.store import IMPORTED, Store
+from agent_memory.outbox import names, records
+from agent_memory.outbox.store import IMPORTED, Store, StoredFile
 
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)([smhdw])", re.ASCII)  # matched whole (fullmatch)
 _UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -41,54 +40,40 @@ def collect(store: Store, older_than: float, remove_empty_dirs: bool,
     report: dict[str, Any] = {"removed_files": 0, "removed_bytes": 0, "sessions_emptied": 0,
                               "kept_unrecognised": [], "dry_run": dry_run}
     for session_id in store.session_ids():
-        fd = store.session_fd(session_id, IMPORTED)
-        if fd is None:
-            continue
-        try:
-            removed = _collect_session(fd, session_id, cutoff, dry_run, report)
-            if removed and not dry_run:
-                os.fsync(fd)
-            left = os.listdir(fd)
-        finally:
-            os.close(fd)
-        if not left and remove_empty_dirs and not dry_run:
+        _collect_session(store, session_id, cutoff, dry_run, report)
+        if remove_empty_dirs and not dry_run and not store.entries(session_id, IMPORTED):
             if store.remove_empty_session_dir(session_id, IMPORTED):
                 report["sessions_emptied"] += 1
     return report
 
 
-def _collect_session(fd: int, session_id: str, cutoff: float, dry_run: bool,
-                     report: dict[str, Any]) -> int:
-    removed = 0
-    for name in sorted(os.listdir(fd)):
+def _collect_session(store: Store, session_id: str, cutoff: float, dry_run: bool,
+                     report: dict[str, Any]) -> None:
+    doomed: dict[str, int] = {}  # name -> size
+    for name in store.entries(session_id, IMPORTED):
         parsed = names.parse_final_name(name)
         if parsed is None or parsed[2] not in _KIND:
             continue
+        file = StoredFile(session_id, IMPORTED, name)
         try:
-            info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            info = store.stat(file)
         except FileNotFoundError:
             continue
         if max(info.st_ctime, info.st_mtime) > cutoff:
             continue
-        if not stat.S_ISREG(info.st_mode) or not _is_ours(fd, name, parsed[1], parsed[2]):
-            report["kept_unrecognised"].append(
-                f"{names.STORE_DIR}/{names.IMPORTED_DIR}/{session_id}/{name}")
+        if not stat.S_ISREG(info.st_mode) or not _is_ours(store, file, parsed[1], parsed[2]):
+            report["kept_unrecognised"].append(file.relpath)
             continue
-        if not dry_run:
-            try:
-                os.unlink(name, dir_fd=fd)
-            except FileNotFoundError:
-                continue
-        removed += 1
-        report["removed_files"] += 1
-        report["removed_bytes"] += info.st_size
-    return removed
+        doomed[name] = info.st_size
+    removed = list(doomed) if dry_run else store.remove(session_id, IMPORTED, list(doomed))
+    report["removed_files"] += len(removed)
+    report["removed_bytes"] += sum(doomed[name] for name in removed)
 
 
-def _is_ours(fd: int, name: str, item_id: str, ext: str) -> bool:
+def _is_ours(store: Store, file: StoredFile, item_id: str, ext: str) -> bool:
     """Does the file hold the record its name says (so it is ours to remove)?"""
     try:
-        record = records.decode(atomic.read_file(fd, name), records.KINDS[_KIND[ext]])
+        record = store.load(file, _KIND[ext])
     except (OSError, records.RecordError):
         return False
     return record.message_id == item_id

@@ -9,21 +9,20 @@ from __future__ import annotations
 
 import os
 from collections import namedtuple  # not typing.NamedTuple: typing costs the write path
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 
 TYPE_CHECKING = False  # typing costs the write path 3 ms: annotations only
 if TYPE_CHECKING:
     from typing import Any
 
-from agent_memory.outbox import atomic, encoding, names
+from agent_memory.outbox import atomic, encoding, layout, names
 from agent_memory.outbox.availability import StoreUnavailable, check_available
-from agent_memory.outbox.entries import may_open
-from agent_memory.outbox.contract import format_utc, is_valid_session_id, new_uuid4, normalise_occurred_at
+from agent_memory.outbox.contract import (format_utc, is_valid_session_id, new_uuid4,
+                                           normalise_occurred_at)
+from agent_memory.outbox.layout import IMPORTED, PENDING, QUARANTINED
 
-PENDING = "pending"
-IMPORTED = "imported"
-QUARANTINED = "quarantined"
-_AREA_DIRS = {IMPORTED: names.IMPORTED_DIR, QUARANTINED: names.QUARANTINE_DIR}
+__all__ = ["Store", "StoredFile", "StoredMessage", "NewMessage", "Unreadable", "MessageExists",
+           "PENDING", "IMPORTED", "QUARANTINED", "utc_now"]
 
 
 class MessageExists(Exception):
@@ -47,8 +46,7 @@ class StoredFile(namedtuple("StoredFile", "session_id area name")):
     @property
     def relpath(self) -> str:
         """Path relative to the project root, for answers and warnings."""
-        area = "" if self.area == PENDING else _AREA_DIRS[self.area] + "/"
-        return f"{names.STORE_DIR}/{area}{self.session_id}/{self.name}"
+        return layout.relpath(self.session_id, self.area, self.name)
 
 
 class StoredMessage(namedtuple("StoredMessage", "file record")):
@@ -78,7 +76,11 @@ def utc_now() -> datetime:
 
 
 class Store:
-    """One project's store. Opening it checks availability; nothing is created implicitly."""
+    """One project's store. Opening it checks availability; nothing is created implicitly.
+
+    Callers say what they want (list a session's records, read one, append, move, remove) and
+    never where it lies: which directory an area is, and every descriptor, stay in here and in
+    outbox.layout."""
 
     def __init__(self, project_root: str) -> None:
         # One resolution of the project's path, used by everything that names the store (its
@@ -100,90 +102,118 @@ class Store:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # --- directories ---------------------------------------------------------------------------
-    @property
-    def fd(self) -> int:
-        """The store directory's descriptor (open for the store's life)."""
-        return self._fd
+    def _session_dir(self, session_id: str, area: str = PENDING,
+                     create: bool = False) -> int | None:
+        return layout.open_session(self._fd, session_id, area, create)
 
-    def area_fd(self, area: str, create: bool) -> int | None:
-        if area == PENDING:
-            return os.dup(self._fd)
-        name = _AREA_DIRS[area]
-        if create:
-            return atomic.ensure_dir(self._fd, name)
-        try:
-            return atomic.open_dir(name, dir_fd=self._fd)
-        except FileNotFoundError:
-            return None
-
-    def session_fd(self, session_id: str, area: str = PENDING, create: bool = False) -> int | None:
-        """A descriptor of a session's directory in `area`, or None when it does not exist."""
-        if not is_valid_session_id(session_id):
-            raise ValueError(f"invalid session id: {session_id!r}")
-        area_fd = self.area_fd(area, create)
-        if area_fd is None:
-            return None
-        try:
-            if create:
-                return atomic.ensure_dir(area_fd, session_id)
-            try:
-                return atomic.open_dir(session_id, dir_fd=area_fd)
-            except FileNotFoundError:
-                return None
-        finally:
-            os.close(area_fd)
-
+    # --- listing -------------------------------------------------------------------------------
     def session_ids(self) -> list[str]:
         """Every session with a directory in any area, sorted."""
         found: set[str] = set()
-        for area in (PENDING, IMPORTED, QUARANTINED):
-            fd = self.area_fd(area, create=False)
+        for area in layout.AREAS:
+            fd = layout.open_area(self._fd, area)
             if fd is None:
                 continue
             try:
-                for entry in os.scandir(fd):
-                    if (is_valid_session_id(entry.name) and entry.is_dir(follow_symlinks=False)
-                            and may_open(entry.name, fd)):
-                        found.add(entry.name)
+                found.update(e.name for e in layout.session_entries(fd))
             finally:
                 os.close(fd)
         return sorted(found)
 
-    # --- scans ---------------------------------------------------------------------------------
+    def pending_session_ids(self) -> list[str]:
+        """Sessions with a directory in the pending area, sorted."""
+        return sorted(e.name for e in layout.session_entries(self._fd))
+
     def files(self, session_id: str, ext: str | None = None,
               areas: tuple[str, ...] = (PENDING, IMPORTED)) -> list[StoredFile]:
         """Final-named files of a session, by area then name (time order)."""
         out: list[StoredFile] = []
         for area in areas:
-            fd = self.session_fd(session_id, area)
-            if fd is None:
-                continue
-            try:
-                listed = sorted(n for n in os.listdir(fd) if names.is_final(n, ext))
-            finally:
-                os.close(fd)
+            listed = sorted(n for n in self.entries(session_id, area) if names.is_final(n, ext))
             out.extend(StoredFile(session_id, area, n) for n in listed)
         return out
 
-    def area_of(self, session_id: str, name: str,
-                areas: tuple[str, ...] = (PENDING, IMPORTED, QUARANTINED)) -> str | None:
-        """Where a file of a session lies now (a concurrent syncer may have moved it), or None."""
-        for area in areas:
-            fd = self.session_fd(session_id, area)
+    def entries(self, session_id: str, area: str) -> list[str]:
+        """Every name in a session's directory of `area`, sorted: records, reason files,
+        temporaries and whatever else lies there ([] when there is no such directory)."""
+        fd = self._session_dir(session_id, area)
+        if fd is None:
+            return []
+        try:
+            return sorted(os.listdir(fd))
+        finally:
+            os.close(fd)
+
+    def has_pending(self) -> bool:
+        """Is any final-named file waiting in any session? (cheap: stops at the first)"""
+        for entry in os.scandir(self._fd):
+            if not is_valid_session_id(entry.name) or not entry.is_dir(follow_symlinks=False):
+                continue
+            try:
+                fd = self._session_dir(entry.name)
+            except PermissionError:
+                return True  # unknown content: the sync that follows reports it as skipped
             if fd is None:
                 continue
             try:
-                os.stat(name, dir_fd=fd, follow_symlinks=False)
+                if any(names.is_final(n) for n in os.listdir(fd)):
+                    return True
+            finally:
+                os.close(fd)
+        return False
+
+    def session_mtimes(self, areas: tuple[str, ...] = (PENDING, IMPORTED)) -> dict[str, int]:
+        """{"<area>/<session>": mtime_ns} of every session directory of `areas` this user may
+        open: a directory changes when a file comes or goes (the derived index's freshness)."""
+        out: dict[str, int] = {}
+        for area in areas:
+            fd = layout.open_area(self._fd, area)
+            if fd is None:
+                continue
+            try:
+                for entry in layout.session_entries(fd):
+                    try:
+                        out[f"{area}/{entry.name}"] = entry.stat(follow_symlinks=False).st_mtime_ns
+                    except FileNotFoundError:
+                        continue
+            finally:
+                os.close(fd)
+        return out
+
+    def pending_usage(self) -> tuple[int, int]:
+        """(pending messages, bytes of the pending records): names and one stat per file, no
+        decoding (outbox.survey.backlog, the figures the watcher publishes)."""
+        from agent_memory.outbox.survey import backlog
+        measured = backlog(self.path)
+        return measured["pending_messages"], measured["pending_bytes"]
+
+    # --- locating and reading ------------------------------------------------------------------
+    def area_of(self, session_id: str, name: str,
+                areas: tuple[str, ...] = layout.AREAS) -> str | None:
+        """Where a file of a session lies now (a concurrent syncer may have moved it), or None."""
+        for area in areas:
+            try:
+                self.stat(StoredFile(session_id, area, name))
                 return area
             except FileNotFoundError:
                 continue
-            finally:
-                os.close(fd)
         return None
 
+    def stat(self, file: StoredFile) -> os.stat_result:
+        """The file's own status (a symbolic link is not followed); FileNotFoundError when it
+        is not there."""
+        fd = self._session_dir(file.session_id, file.area)
+        if fd is None:
+            raise FileNotFoundError(file.name)
+        try:
+            return os.stat(file.name, dir_fd=fd, follow_symlinks=False)
+        finally:
+            os.close(fd)
+
     def read_bytes(self, file: StoredFile) -> bytes:
-        fd = self.session_fd(file.session_id, file.area)
+        """The file's bytes, read safely (outbox.atomic.read_file: UnsafeFile for a symbolic
+        link, a FIFO or a huge file); FileNotFoundError when it is not there."""
+        fd = self._session_dir(file.session_id, file.area)
         if fd is None:
             raise FileNotFoundError(file.name)
         try:
@@ -237,103 +267,13 @@ class Store:
         sessions = [session_id] if session_id is not None else self.session_ids()
         suffix = f"-{message_id}{names.MESSAGE_EXT}"
         for sid in sessions:
-            for file in self.files(sid, names.MESSAGE_EXT, (PENDING, IMPORTED, QUARANTINED)):
+            for file in self.files(sid, names.MESSAGE_EXT, layout.AREAS):
                 if file.name.endswith(suffix):
                     try:
                         return StoredMessage(file, self.load(file, "message"))
                     except FileNotFoundError:
                         continue  # moved meanwhile; the rescan below finds it
         return None
-
-    # --- writes --------------------------------------------------------------------------------
-    def append_message(self, fields: dict[str, Any]) -> NewMessage:
-        """Create the `.msg` of a new message. `fields` are already validated.
-
-        Raises MessageExists when the message_id is already stored in the session (the caller
-        decides whether that is an identical retry or a conflict).
-        """
-        session_id = fields["session_id"]
-        message_id = fields.get("message_id") or new_uuid4()
-        now = utc_now()
-        held = self.files(session_id, None, (PENDING, IMPORTED, QUARANTINED))
-        existing = [f for f in held if f.name.endswith(names.MESSAGE_EXT)]
-        for file in existing:
-            if file.item_id == message_id:
-                raise MessageExists(StoredMessage(file, self.load(file, "message")))
-        if fields.get("occurred_at"):
-            occurred_at = normalise_occurred_at(fields["occurred_at"])
-        else:  # "now", made to follow every file the session holds (_next_moment)
-            occurred_at = format_utc(_next_moment([f for f in held if f.area != QUARANTINED],
-                                                  now))
-        record = encoding.message(
-            session_id=session_id,
-            message_id=message_id,
-            text=fields["text"],
-            sender_kind=fields["sender_kind"],
-            sender_identity=fields["sender_identity"],
-            receiver_kind=fields["receiver_kind"],
-            receiver_identity=fields["receiver_identity"],
-            occurred_at=occurred_at,
-            sequence_number=sum(1 for f in existing if f.area != QUARANTINED),
-            written_at=format_utc(now),
-            priority=fields.get("priority"),
-            relations=[{"to_message_id": r["to_message_id"], "kind": r["kind"]}
-                       for r in fields.get("relations") or []],
-            corrects_message_id=fields.get("corrects_message_id"),
-            attributes=fields.get("attributes"),
-        )
-        name = names.final_name(_parse(occurred_at), message_id, names.MESSAGE_EXT)
-        file = StoredFile(session_id, PENDING, name)
-        try:
-            self._create(session_id, name, encoding.encode(record))
-        except FileExistsError:  # a concurrent replay of the same message won the race
-            raise MessageExists(StoredMessage(file, self.load(file, "message"))) from None
-        return NewMessage(file, record)
-
-    def append_event(self, session_id: str, event: str, **attributes: Any) -> tuple[StoredFile, dict[str, Any]]:
-        """Record a session event (open with its attributes, close, reopen, and the forgetting
-        events). Its name sorts after every file the session holds (_event_moment)."""
-        now = utc_now()
-        record = encoding.event(event=event, event_id=new_uuid4(), session_id=session_id,
-                                occurred_at=format_utc(now), **attributes)
-        name = names.final_name(self._event_moment(session_id, now), record["event_id"],
-                                names.EVENT_EXT)
-        self._create(session_id, name, encoding.encode(record))
-        return StoredFile(session_id, PENDING, name), record
-
-    def _event_moment(self, session_id: str, now: datetime) -> datetime:
-        """When an event is named: now, or 1 ms after the latest file the session holds, when
-        that one is not earlier. The engine forwards a session in name order, and a message is
-        named by its `occurred_at`, which may lie ahead (`--occurred-at`): an event named by the
-        clock alone would reach the logger before a message written before it (a soft delete
-        or mark refused as unknown, a close ahead of its session's last message)."""
-        return _next_moment(self.files(session_id), now)
-
-    def add_record(self, session_id: str, name: str, data: bytes) -> StoredFile:
-        """Create a pending record under its final name `name` (a record recovered by `verify
-        --repair`, outbox.repair); FileExistsError when that name is taken."""
-        if not names.is_final(name):
-            raise ValueError(f"not a final name: {name!r}")
-        self._create(session_id, name, data)
-        return StoredFile(session_id, PENDING, name)
-
-    def append_vector(self, session_id: str, message_name: str, record: dict[str, Any]) -> StoredFile:
-        """Write the `.emb` (an outbox.encoding.vector record) beside a pending message."""
-        name = names.sibling(message_name, names.VECTOR_EXT)
-        self._create(session_id, name, encoding.encode(record))
-        return StoredFile(session_id, PENDING, name)
-
-    def append_imported_vector(self, session_id: str, message_name: str,
-                               record: dict[str, Any]) -> StoredFile:
-        """Write the `.emb` beside an imported message, in `.imported/` (atomic create, never
-        overwrite: FileExistsError when it is already there)."""
-        name = names.sibling(message_name, names.VECTOR_EXT)
-        fd = self.session_fd(session_id, IMPORTED, create=True)
-        try:
-            atomic.create_exclusive(fd, name, encoding.encode(record))
-        finally:
-            os.close(fd)
-        return StoredFile(session_id, IMPORTED, name)
 
     def last_event(self, session_id: str) -> str | None:
         """The kind of the session's latest event ("open", "close", "reopen"), or None.
@@ -364,6 +304,127 @@ class Store:
                 out.append(value)
         return out
 
+    def reason_of(self, file: StoredFile) -> dict[str, Any]:
+        """What the reason file of a quarantined file says ({} when it has none or it does not
+        read as a JSON object)."""
+        import json
+        try:
+            reason = json.loads(self.read_bytes(StoredFile(file.session_id, QUARANTINED,
+                                                           file.name + ".reason.json")))
+        except (OSError, ValueError):
+            return {}
+        return reason if isinstance(reason, dict) else {}
+
+    # --- appending -----------------------------------------------------------------------------
+    def append_message(self, fields: dict[str, Any]) -> NewMessage:
+        """Create the `.msg` of a new message. `fields` are already validated.
+
+        Raises MessageExists when the message_id is already stored in the session (the caller
+        decides whether that is an identical retry or a conflict).
+        """
+        session_id = fields["session_id"]
+        message_id = fields.get("message_id") or new_uuid4()
+        now = utc_now()
+        held = self.files(session_id, None, layout.AREAS)
+        existing = [f for f in held if f.name.endswith(names.MESSAGE_EXT)]
+        for file in existing:
+            if file.item_id == message_id:
+                raise MessageExists(StoredMessage(file, self.load(file, "message")))
+        if fields.get("occurred_at"):
+            occurred_at = normalise_occurred_at(fields["occurred_at"])
+        else:  # "now", made to follow every file the session holds (names.moment_after)
+            occurred_at = format_utc(names.moment_after(
+                [f.name for f in held if f.area != QUARANTINED], now))
+        record = encoding.message(
+            session_id=session_id,
+            message_id=message_id,
+            text=fields["text"],
+            sender_kind=fields["sender_kind"],
+            sender_identity=fields["sender_identity"],
+            receiver_kind=fields["receiver_kind"],
+            receiver_identity=fields["receiver_identity"],
+            occurred_at=occurred_at,
+            sequence_number=sum(1 for f in existing if f.area != QUARANTINED),
+            written_at=format_utc(now),
+            priority=fields.get("priority"),
+            relations=[{"to_message_id": r["to_message_id"], "kind": r["kind"]}
+                       for r in fields.get("relations") or []],
+            corrects_message_id=fields.get("corrects_message_id"),
+            attributes=fields.get("attributes"),
+        )
+        name = names.final_name(_parse(occurred_at), message_id, names.MESSAGE_EXT)
+        file = StoredFile(session_id, PENDING, name)
+        try:
+            self._create(file, encoding.encode(record))
+        except FileExistsError:  # a concurrent replay of the same message won the race
+            raise MessageExists(StoredMessage(file, self.load(file, "message"))) from None
+        return NewMessage(file, record)
+
+    def append_event(self, session_id: str, event: str,
+                     **attributes: Any) -> tuple[StoredFile, dict[str, Any]]:
+        """Record a session event (open with its attributes, close, reopen, and the forgetting
+        events) written now; its file and record."""
+        now = utc_now()
+        record = encoding.event(event=event, event_id=new_uuid4(), session_id=session_id,
+                                occurred_at=format_utc(now), **attributes)
+        return self._file_event(record, now), record
+
+    def add_event(self, record: dict[str, Any], file: StoredFile | None = None) -> StoredFile:
+        """File an event record made earlier (outbox.encoding.event): under `file`, a name
+        next_event_file gave before (a purge journals it before it runs), else named now;
+        FileExistsError when `file` is there already."""
+        if file is None:
+            return self._file_event(record, utc_now())
+        self._create(file, encoding.encode(record))
+        return file
+
+    def next_event_file(self, record: dict[str, Any]) -> StoredFile:
+        """Where an event filed now goes: the one naming rule of events (_file_event)."""
+        return self._event_file(record, utc_now())
+
+    def _file_event(self, record: dict[str, Any], now: datetime) -> StoredFile:
+        file = self._event_file(record, now)
+        self._create(file, encoding.encode(record))
+        return file
+
+    def _event_file(self, record: dict[str, Any], now: datetime) -> StoredFile:
+        """The one naming rule of events: named now, or 1 ms after the latest file the session
+        holds when that one is not earlier (names.moment_after). The engine forwards a session
+        in name order, and a message is named by its `occurred_at`, which may lie ahead
+        (`--occurred-at`): an event named by the clock alone would reach the logger before a
+        message written before it (a soft delete or mark refused as unknown, a close ahead of
+        its session's last message)."""
+        session_id = record["session_id"]
+        moment = names.moment_after([f.name for f in self.files(session_id)], now)
+        return StoredFile(session_id, PENDING,
+                          names.final_name(moment, record["event_id"], names.EVENT_EXT))
+
+    def add_record(self, session_id: str, name: str, data: bytes) -> StoredFile:
+        """Create a pending record under its final name `name` (a record recovered by `verify
+        --repair`, outbox.repair); FileExistsError when that name is taken."""
+        if not names.is_final(name):
+            raise ValueError(f"not a final name: {name!r}")
+        file = StoredFile(session_id, PENDING, name)
+        self._create(file, data)
+        return file
+
+    def append_vector(self, session_id: str, message_name: str, record: dict[str, Any],
+                      area: str = PENDING) -> StoredFile:
+        """Write the `.emb` (an outbox.encoding.vector record) beside its message in `area`
+        (pending or imported); FileExistsError when it is already there."""
+        file = StoredFile(session_id, area, names.sibling(message_name, names.VECTOR_EXT))
+        self._create(file, encoding.encode(record))
+        return file
+
+    def _create(self, file: StoredFile, data: bytes) -> None:
+        """Atomic create, never overwriting (outbox.atomic.create_exclusive)."""
+        fd = self._session_dir(file.session_id, file.area, create=True)
+        try:
+            atomic.create_exclusive(fd, file.name, data)
+        finally:
+            os.close(fd)
+
+    # --- moving and removing -------------------------------------------------------------------
     def move(self, files: list[StoredFile], area: str) -> int:
         """Move pending files of one session to `.imported/` or `.quarantine/` (renames, then
         one fsync of each directory). Files already moved by someone else are skipped; returns
@@ -373,11 +434,11 @@ class Store:
         session_id = files[0].session_id
         if any(f.session_id != session_id or f.area != PENDING for f in files):
             raise ValueError("move() takes pending files of one session")
-        src = self.session_fd(session_id, PENDING)
+        src = self._session_dir(session_id, PENDING)
         if src is None:
             return 0
         try:
-            dst = self.session_fd(session_id, area, create=True)
+            dst = self._session_dir(session_id, area, create=True)
             try:
                 return atomic.move_many(src, dst, [f.name for f in files])
             finally:
@@ -388,52 +449,40 @@ class Store:
     def write_reason(self, file: StoredFile, reason: dict[str, Any]) -> str:
         """The reason file beside a quarantined file: `<name>.reason.json` (never overwritten:
         a second quarantine of the same name keeps the first reason)."""
-        fd = self.session_fd(file.session_id, QUARANTINED, create=True)
-        name = file.name + ".reason.json"
+        written = StoredFile(file.session_id, QUARANTINED, file.name + ".reason.json")
         try:
-            atomic.create_exclusive(fd, name, encoding.encode(reason))
+            self._create(written, encoding.encode(reason))
         except FileExistsError:
             pass
-        finally:
-            os.close(fd)
-        return f"{names.STORE_DIR}/{names.QUARANTINE_DIR}/{file.session_id}/{name}"
+        return written.relpath
 
-    def reason_of(self, file: StoredFile) -> dict[str, Any]:
-        """What the reason file of a quarantined file says ({} when it has none or it does not
-        read as a JSON object)."""
-        import json
-        fd = self.session_fd(file.session_id, QUARANTINED)
+    def remove(self, session_id: str, area: str, doomed: list[str]) -> list[str]:
+        """Remove the entries `doomed` of a session's directory in `area` (a directory among
+        them with its tree), then fsync the directory once; the names removed (one already
+        gone is skipped)."""
+        fd = self._session_dir(session_id, area)
         if fd is None:
-            return {}
+            return []
+        removed = []
         try:
-            reason = json.loads(atomic.read_file(fd, file.name + ".reason.json"))
-        except (OSError, ValueError):
-            return {}
+            for name in doomed:
+                try:
+                    os.unlink(name, dir_fd=fd)
+                except FileNotFoundError:
+                    continue
+                except IsADirectoryError:
+                    import shutil
+                    shutil.rmtree(name, ignore_errors=True, dir_fd=fd)
+                removed.append(name)
+            if removed:
+                os.fsync(fd)
         finally:
             os.close(fd)
-        return reason if isinstance(reason, dict) else {}
-
-    def has_pending(self) -> bool:
-        """Is any final-named file waiting in any session? (cheap: stops at the first)"""
-        for entry in os.scandir(self._fd):
-            if not is_valid_session_id(entry.name) or not entry.is_dir(follow_symlinks=False):
-                continue
-            try:
-                fd = self.session_fd(entry.name)
-            except PermissionError:
-                return True  # unknown content: the sync that follows reports it as skipped
-            if fd is None:
-                continue
-            try:
-                if any(names.is_final(n) for n in os.listdir(fd)):
-                    return True
-            finally:
-                os.close(fd)
-        return False
+        return removed
 
     def remove_empty_session_dir(self, session_id: str, area: str) -> bool:
         """Remove a session's directory in `area` if it is empty (rmdir never takes a file)."""
-        area_fd = self.area_fd(area, create=False)
+        area_fd = layout.open_area(self._fd, area)
         if area_fd is None:
             return False
         try:
@@ -444,41 +493,6 @@ class Store:
             return False
         finally:
             os.close(area_fd)
-
-    def pending_usage(self) -> tuple[int, int]:
-        """(pending messages, bytes of the pending records): names and one stat per file, no
-        decoding (outbox.survey.backlog, the figures the watcher publishes)."""
-        from agent_memory.outbox.survey import backlog
-        measured = backlog(self.path)
-        return measured["pending_messages"], measured["pending_bytes"]
-
-    def pending_session_ids(self) -> list[str]:
-        """Sessions with a directory in the pending area, sorted."""
-        return sorted(e.name for e in os.scandir(self._fd)
-                      if is_valid_session_id(e.name) and e.is_dir(follow_symlinks=False)
-                      and may_open(e.name, self._fd))
-
-    def _create(self, session_id: str, name: str, data: bytes) -> None:
-        fd = self.session_fd(session_id, PENDING, create=True)
-        try:
-            atomic.create_exclusive(fd, name, data)
-        finally:
-            os.close(fd)
-
-
-def _next_moment(held: list[StoredFile], now: datetime) -> datetime:
-    """The moment of a file written now that must sort after every file of `held` (a
-    session's pending and imported files): now, or 1 ms after the latest of them when that one
-    is not earlier (names carry milliseconds). So files written one after another, within one
-    millisecond or behind a message dated ahead, are named, forwarded and numbered by the
-    logger in the order they were acknowledged."""
-    latest = max((f.name for f in held), default=None)
-    if latest is None:
-        return now
-    stamp = latest[:len(names.time_stamp(now))]
-    if names.time_stamp(now) > stamp:
-        return now
-    return names.moment_of(stamp) + timedelta(milliseconds=1)
 
 
 def _parse(stored: str) -> datetime:

@@ -10,8 +10,9 @@ import time
 from datetime import datetime, timezone
 from typing import Any
 
-from agent_memory.outbox import atomic, names
+from agent_memory.outbox import atomic, layout, names
 from agent_memory.outbox.contract import is_valid_session_id
+from agent_memory.outbox.layout import IMPORTED, QUARANTINED
 
 
 def iso(moment: float | None = None) -> str:
@@ -66,6 +67,27 @@ def _open(parent_fd: int, name: str) -> int | None:
         return None
 
 
+def _listed(area_fd: int | None, session_id: str) -> list[str]:
+    """The names in a session's directory of an area ([] when it is not there or may not be
+    opened)."""
+    fd = _open(area_fd, session_id) if area_fd is not None else None
+    if fd is None:
+        return []
+    try:
+        return os.listdir(fd)
+    finally:
+        os.close(fd)
+
+
+def _open_area(store_fd: int, area: str) -> int | None:
+    """An area's directory (outbox.layout), or None when it is missing or this user may not
+    open it."""
+    try:
+        return layout.open_area(store_fd, area)
+    except PermissionError:
+        return None
+
+
 def _session_dirs(fd: int | None) -> list[str]:
     if fd is None:
         return []
@@ -116,8 +138,8 @@ def survey(store_path: str, now: float | None = None) -> dict[str, Any]:
     totals = {**_zero(), "quarantined": 0, "missing_vectors": 0, "unsafe": 0}
     oldest = None
     store_fd = atomic.open_dir(store_path)
-    imported_fd = _open(store_fd, names.IMPORTED_DIR)
-    quarantine_fd = _open(store_fd, names.QUARANTINE_DIR)
+    imported_fd = _open_area(store_fd, IMPORTED)
+    quarantine_fd = _open_area(store_fd, QUARANTINED)
     try:
         all_ids = sorted(set(_session_dirs(store_fd)) | set(_session_dirs(imported_fd))
                          | set(_session_dirs(quarantine_fd)))
@@ -130,23 +152,11 @@ def survey(store_path: str, now: float | None = None) -> dict[str, Any]:
                     _scan_pending(fd, entry, ids, now)
                 finally:
                     os.close(fd)
-            if imported_fd is not None:
-                fd = _open(imported_fd, sid)
-                if fd is not None:
-                    try:
-                        for name in os.listdir(fd):
-                            parsed = names.parse_final_name(name)
-                            if parsed is not None and parsed[2] != names.EVENT_EXT:
-                                ids[parsed[2]].add(parsed[1])
-                    finally:
-                        os.close(fd)
-            if quarantine_fd is not None:
-                fd = _open(quarantine_fd, sid)
-                if fd is not None:
-                    try:
-                        entry["quarantined"] = _quarantined_items(os.listdir(fd))
-                    finally:
-                        os.close(fd)
+            for name in _listed(imported_fd, sid):
+                parsed = names.parse_final_name(name)
+                if parsed is not None and parsed[2] != names.EVENT_EXT:
+                    ids[parsed[2]].add(parsed[1])
+            entry["quarantined"] = _quarantined_items(_listed(quarantine_fd, sid))
             entry["missing_vectors"] = len(ids[names.MESSAGE_EXT] - ids[names.VECTOR_EXT])
             totals["unsafe"] += len(entry.get("unsafe", ()))
             for key in ("pending_messages", "pending_events", "pending_vectors",

@@ -15,7 +15,6 @@ Files already in `.quarantine/` are counted, not judged: they were set aside wit
 
 from __future__ import annotations
 
-import os
 import time
 from typing import Any
 
@@ -33,10 +32,10 @@ def verify(store: Store, model: str | None = None,
     warnings: list[dict[str, str]] = []
     checked = {"sessions": 0, "messages": 0, "events": 0, "vectors": 0, "quarantined": 0}
     from agent_memory.outbox.cleanup import unsafe_entries
-    from agent_memory.outbox.entries import STRAY_PROBLEM, find_strays
+    from agent_memory.outbox.entries import STRAY_PROBLEM, strays
     for entry in unsafe_entries(store):
         damage.append({"file": entry["entry"], "problem": entry["reason"]})
-    for entry in find_strays(store.fd):
+    for entry in strays(store):
         damage.append({"file": entry["entry"], "problem": f"a {entry['kind']} that "
                                                          f"{STRAY_PROBLEM}"})
     seen: dict[str, str] = {}  # message id -> relpath of its first .msg
@@ -44,27 +43,22 @@ def verify(store: Store, model: str | None = None,
     for session_id in store.session_ids():
         checked["sessions"] += 1
         for area in (PENDING, IMPORTED, QUARANTINED):
-            fd = store.session_fd(session_id, area)
-            if fd is None:
-                continue
-            try:
-                _check_dir(store, fd, session_id, area, model, dimension, seen, checked,
-                           damage, warnings, now)
-            finally:
-                os.close(fd)
+            _check_dir(store, session_id, area, model, dimension, seen, checked, damage,
+                       warnings, now)
     return {"ok": not damage, "checked": checked, "damage": damage, "warnings": warnings}
 
 
-def _check_dir(store: Store, fd: int, session_id: str, area: str, model: str | None,
+def _check_dir(store: Store, session_id: str, area: str, model: str | None,
                dimension: int | None, seen: dict[str, str], checked: dict[str, int],
                damage: list, warnings: list, now: float) -> None:
-    listed = sorted(os.listdir(fd))
+    listed = store.entries(session_id, area)
     messages = {n[:-len(names.MESSAGE_EXT)] for n in listed if n.endswith(names.MESSAGE_EXT)}
     for name in listed:
-        relpath = StoredFile(session_id, area, name).relpath
+        file = StoredFile(session_id, area, name)
+        relpath = file.relpath
         if name.startswith(names.TEMP_PREFIX):
             try:
-                age = now - os.stat(name, dir_fd=fd, follow_symlinks=False).st_mtime
+                age = now - store.stat(file).st_mtime
             except FileNotFoundError:
                 continue
             if age > STALE_TEMPORARY_S:
@@ -80,14 +74,12 @@ def _check_dir(store: Store, fd: int, session_id: str, area: str, model: str | N
             continue
         item_id, ext = parsed[1], parsed[2]
         try:
-            data = atomic.read_file(fd, name)
+            record = store.load(file, _KIND[ext])
         except FileNotFoundError:
             continue  # moved by a concurrent syncer
         except atomic.UnsafeFile as exc:
             damage.append({"file": relpath, "problem": exc.reason})
             continue
-        try:
-            record = records.decode(data, records.KINDS[_KIND[ext]])
         except records.RecordError as exc:
             damage.append({"file": relpath, "problem": f"does not decode: {exc}"})
             continue

@@ -25,7 +25,6 @@ the logger answers an identical repeat as success. The caller holds the sync loc
 from __future__ import annotations
 
 import asyncio
-import os
 from typing import Any, Callable
 
 from agent_memory.outbox import names
@@ -137,10 +136,10 @@ def tidy(store: Store) -> list[dict[str, Any]]:
 def strays(store: Store) -> list[dict[str, Any]]:
     """Entries that follow no naming rule of the store (outbox.entries), in tidy()'s form:
     never read, never sent, so each is said (`verify --repair` takes them)."""
-    from agent_memory.outbox.entries import STRAY_PROBLEM, find_strays
+    from agent_memory.outbox import entries
     return [{"event": "stray", "entry": found["entry"], "kind": found["kind"],
-             "message": f"{found['entry']}: a {found['kind']} that {STRAY_PROBLEM}"}
-            for found in find_strays(store.fd)]
+             "message": f"{found['entry']}: a {found['kind']} that {entries.STRAY_PROBLEM}"}
+            for found in entries.strays(store)]
 
 
 class SyncEngine:
@@ -590,19 +589,10 @@ class SyncEngine:
         """A `.emb` left pending by a crash between the two moves follows its `.msg`."""
         for vector in vectors.values():
             message = names.sibling(vector.name, names.MESSAGE_EXT)
-            for area in (IMPORTED, QUARANTINED):
-                fd = self.store.session_fd(session_id, area)
-                if fd is None:
-                    continue
-                try:
-                    os.stat(message, dir_fd=fd, follow_symlinks=False)
-                except FileNotFoundError:
-                    continue
-                finally:
-                    os.close(fd)
-                if area != IMPORTED or not self._set_aside_if_damaged(vector, report):
-                    self._move(vector, area)
-                break
+            area = self.store.area_of(session_id, message, (IMPORTED, QUARANTINED))
+            if area is not None and (area != IMPORTED
+                                     or not self._set_aside_if_damaged(vector, report)):
+                self._move(vector, area)
 
 
 __all__ = ["SyncEngine", "Limits", "SessionReport", "Outcome", "Unreachable", "Failed",

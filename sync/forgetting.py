@@ -3,8 +3,9 @@ returns no file under `.agent-memory/` holds the message's text any more, pendin
 
 A purge is a small journal of its own, so that `kill -9` at any point is completed by the next
 command that opens the store (or the next sync round):
-  1. an intent under `.agent-memory/.purge/<event id>.json` (no text: the ids, and the event
-     that will tell the logger);
+  1. an intent in the purge journal (outbox.journal: no text, the ids, and the event that
+     will tell the logger, with the name it will have: named by the rule of every event,
+     Store.next_event_file, so it sorts after every file the session holds);
   2. every file that held the message goes: its `.msg` and `.emb` in every area with their
      reason files (the `.msg` first: an `.emb` racing in is then seen, by the purge or by its
      writer), a whole session's directories for a session delete, the derived vector index
@@ -20,12 +21,11 @@ began is deleted from the logger by the event that follows it).
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from typing import Any
 
-from agent_memory.outbox import atomic, encoding, names
+from agent_memory.outbox import encoding, journal, names
 from agent_memory.outbox.contract import format_utc, new_uuid4
 from agent_memory.outbox.store import IMPORTED, PENDING, QUARANTINED, Store, StoredFile, utc_now
 
@@ -34,15 +34,8 @@ AREAS = (PENDING, IMPORTED, QUARANTINED)
 
 
 def pending_intents(store: Store) -> bool:
-    """Is a purge unfinished? (one stat: every command that opens the store asks)"""
-    try:
-        fd = atomic.open_dir(names.PURGE_DIR, dir_fd=store.fd)
-    except FileNotFoundError:
-        return False
-    try:
-        return any(n.endswith(".json") for n in os.listdir(fd))
-    finally:
-        os.close(fd)
+    """Is a purge unfinished? (one listing: every command that opens the store asks)"""
+    return bool(journal.intents(store))
 
 
 def reached_logger(store: Store, session_id: str, message_id: str | None = None) -> bool:
@@ -55,18 +48,19 @@ def reached_logger(store: Store, session_id: str, message_id: str | None = None)
 
 
 def purge_message(store: Store, session_id: str, message_id: str,
-                  event: bool = True) -> dict[str, Any]:
+                  event: bool = True) -> tuple[StoredFile | None, dict[str, Any]]:
     """Hard-delete one message on disk and record its delete event (none with `event` False:
-    the logger already did it); the event's record."""
+    the logger already did it); the event's file (None without one) and record."""
     record = _event(session_id, "delete", message_id=message_id, mode="hard",
                     reached_logger=reached_logger(store, session_id, message_id))
     return _run(store, {"kind": "message", "session_id": session_id, "message_id": message_id,
                         "event": record, "record_event": event})
 
 
-def purge_session(store: Store, session_id: str, event: bool = True) -> dict[str, Any]:
+def purge_session(store: Store, session_id: str,
+                  event: bool = True) -> tuple[StoredFile | None, dict[str, Any]]:
     """Delete a whole session on disk and record its delete_session event (none with `event`
-    False: the logger already did it); the record."""
+    False: the logger already did it); the event's file (None without one) and record."""
     record = _event(session_id, "delete_session",
                     reached_logger=reached_logger(store, session_id))
     return _run(store, {"kind": "session", "session_id": session_id, "message_id": None,
@@ -75,27 +69,18 @@ def purge_session(store: Store, session_id: str, event: bool = True) -> dict[str
 
 def complete(store: Store) -> int:
     """Finish every purge a killed command left; how many."""
-    try:
-        fd = atomic.open_dir(names.PURGE_DIR, dir_fd=store.fd)
-    except FileNotFoundError:
-        return 0
-    try:
-        done = 0
-        for name in sorted(os.listdir(fd)):
-            if not name.endswith(".json"):
-                continue
-            try:
-                intent = json.loads(atomic.read_file(fd, name))
-            except FileNotFoundError:
-                continue  # finished by a concurrent command
-            except (OSError, ValueError):
-                continue  # not ours to judge: verify reports what it cannot read
-            _carry_out(store, intent)
-            _drop(fd, name)
-            done += 1
-        return done
-    finally:
-        os.close(fd)
+    done = 0
+    for name in journal.intents(store):
+        try:
+            intent = journal.read(store, name)
+        except FileNotFoundError:
+            continue  # finished by a concurrent command
+        except (OSError, ValueError):
+            continue  # not ours to judge: verify reports what it cannot read
+        _carry_out(store, intent)
+        journal.drop(store, name)
+        done += 1
+    return done
 
 
 # --- the steps ---------------------------------------------------------------------------------
@@ -104,24 +89,25 @@ def _event(session_id: str, kind: str, **attributes: Any) -> dict[str, Any]:
                           occurred_at=format_utc(utc_now()), **attributes)
 
 
-def _run(store: Store, intent: dict[str, Any]) -> dict[str, Any]:
-    fd = atomic.ensure_dir(store.fd, names.PURGE_DIR)
+def _run(store: Store, intent: dict[str, Any]) -> tuple[StoredFile | None, dict[str, Any]]:
+    # The event is named now, by the rule of every event (Store.next_event_file: after every
+    # file the session holds), and the name journalled, so a completion files it under the
+    # same name however late it runs.
+    intent["file"] = store.next_event_file(intent["event"]).name
     name = f"{intent['event']['event_id']}.json"
-    try:
-        atomic.create_exclusive(fd, name, encoding.encode(intent))
-        _carry_out(store, intent)
-        _drop(fd, name)
-    finally:
-        os.close(fd)
-    return intent["event"]
+    journal.add(store, name, intent)
+    file = _carry_out(store, intent)
+    journal.drop(store, name)
+    return file, intent["event"]
 
 
-def _carry_out(store: Store, intent: dict[str, Any]) -> None:
+def _carry_out(store: Store, intent: dict[str, Any]) -> StoredFile | None:
+    """The purge's steps 2 and 3 (idempotent); the event's file, None when none is recorded."""
     session_id, event = intent["session_id"], intent["event"]
-    event_name = event_file(event).name
+    event_suffix = f"-{event['event_id']}{names.EVENT_EXT}"
     if intent["kind"] == "session":
         def doomed(name: str) -> bool:
-            return name != event_name
+            return not name.endswith(event_suffix)
     else:
         suffixes = tuple(f"-{intent['message_id']}{ext}" for ext in (names.MESSAGE_EXT,
                                                                       names.VECTOR_EXT))
@@ -139,63 +125,24 @@ def _carry_out(store: Store, intent: dict[str, Any]) -> None:
     shutil.rmtree(os.path.join(store.path, INDEX_DIR), ignore_errors=True)
     from agent_memory.outbox.cleanup import remove_orphan_temporaries
     remove_orphan_temporaries(store, min_age_s=0.0)
-    if intent.get("record_event", True) and \
-            store.area_of(session_id, event_name, (PENDING, IMPORTED)) is None:
-        fd = store.session_fd(session_id, PENDING, create=True)
-        try:
-            atomic.create_exclusive(fd, event_name, encoding.encode(event))
-        except FileExistsError:
-            pass
-        finally:
-            os.close(fd)
+    if not intent.get("record_event", True):
+        return None
+    for file in store.files(session_id, names.EVENT_EXT):
+        if file.name.endswith(event_suffix):
+            return file  # written before a kill
+    if not intent.get("file"):  # journalled by an earlier release, without a name: named now
+        return store.add_event(event)
+    file = StoredFile(session_id, PENDING, intent["file"])
+    try:
+        return store.add_event(event, file)
+    except FileExistsError:
+        return file  # a concurrent completion filed it
 
 
 def _remove_where(store: Store, session_id: str, area: str, doomed) -> None:
-    fd = store.session_fd(session_id, area)
-    if fd is None:
-        return
-    try:
-        removed = 0
-        for name in os.listdir(fd):
-            if doomed(name):
-                try:
-                    os.unlink(name, dir_fd=fd)
-                    removed += 1
-                except FileNotFoundError:
-                    pass
-                except IsADirectoryError:
-                    shutil.rmtree(os.path.join(store.path, _area_path(area), session_id, name),
-                                  ignore_errors=True)
-        if removed:
-            os.fsync(fd)
-    finally:
-        os.close(fd)
+    store.remove(session_id, area, [n for n in store.entries(session_id, area) if doomed(n)])
     if area != PENDING:
         store.remove_empty_session_dir(session_id, area)
-
-
-def _area_path(area: str) -> str:
-    return {PENDING: "", IMPORTED: names.IMPORTED_DIR, QUARANTINED: names.QUARANTINE_DIR}[area]
-
-
-def _drop(fd: int, name: str) -> None:
-    try:
-        os.unlink(name, dir_fd=fd)
-    except FileNotFoundError:
-        return
-    os.fsync(fd)
-
-
-def _moment(stored: str):
-    from datetime import datetime
-    return datetime.fromisoformat(stored[:-1] + "+00:00")
-
-
-def event_file(event: dict[str, Any]) -> StoredFile:
-    """Where the delete event of a purge lies once written (pending until forwarded)."""
-    name = f"{names.time_stamp(_moment(event['occurred_at']))}-{event['event_id']}" \
-           f"{names.EVENT_EXT}"
-    return StoredFile(event["session_id"], PENDING, name)
 
 
 # --- forwarding (the sync engine) --------------------------------------------------------------
@@ -258,12 +205,6 @@ def purged_meanwhile(store: Store, batch: list) -> list:
     is completed first, and what it took is left out."""
     if pending_intents(store):
         complete(store)
-    listed: dict[str, set[str]] = {}
-    for session_id in {item.file.session_id for item in batch}:
-        fd = store.session_fd(session_id, PENDING)
-        try:
-            listed[session_id] = set(os.listdir(fd)) if fd is not None else set()
-        finally:
-            if fd is not None:
-                os.close(fd)
+    listed = {session_id: {f.name for f in store.files(session_id, None, (PENDING,))}
+              for session_id in {item.file.session_id for item in batch}}
     return [item for item in batch if item.file.name in listed[item.file.session_id]]

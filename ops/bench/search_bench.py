@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from ops.fleet.embedder import hashing
-from agent_memory.outbox import atomic, encoding, names
+from agent_memory.outbox import encoding, names
 from agent_memory.outbox.contract import format_utc, new_uuid4
 from agent_memory.outbox.store import Store, utc_now
 
@@ -59,41 +59,33 @@ def make_project(root: Path, messages: int, sessions: int, seed: int = 1) -> Non
     rng = random.Random(seed)
     counts = [0] * sessions
     with Store(str(root)) as store:
-        fds = []
         for s in range(sessions):
             sid = f"bench-{s}"
             store.append_event(sid, "open", project_id=f"proj-{s % 10}",
                                dialogue_kind=["human", "model"], participants=["a", "b"],
                                title=None, metadata=None)
-            fds.append(store.session_fd(sid))
-        try:
-            chunk = 2000
-            for start in range(0, messages, chunk):
-                texts = [" ".join(rng.choice(words) for _ in range(rng.randint(6, 16)))
-                         for _ in range(min(chunk, messages - start))]
-                vectors = hashing.embed(texts, DIMENSION)
-                for offset, (text, vector) in enumerate(zip(texts, vectors)):
-                    i = start + offset
-                    s = i % sessions
-                    now = utc_now()
-                    record = encoding.message(
-                        session_id=f"bench-{s}", message_id=new_uuid4(), text=text,
-                        sender_kind="human" if i % 2 else "model", sender_identity="a",
-                        receiver_kind="model", receiver_identity="b",
-                        occurred_at=format_utc(now), sequence_number=counts[s],
-                        written_at=format_utc(now))
-                    counts[s] += 1
-                    name = names.final_name(now, record["message_id"], names.MESSAGE_EXT)
-                    atomic.create_exclusive(fds[s], name, encoding.encode(record))
-                    atomic.create_exclusive(
-                        fds[s], names.sibling(name, names.VECTOR_EXT),
-                        encoding.encode(encoding.vector(
-                            message_id=record["message_id"], model=MODEL, dimension=DIMENSION,
-                            embedding=vector.tolist())))
-                log(f"  {start + len(texts)}/{messages} messages written")
-        finally:
-            for fd in fds:
-                os.close(fd)
+        chunk = 2000
+        for start in range(0, messages, chunk):
+            texts = [" ".join(rng.choice(words) for _ in range(rng.randint(6, 16)))
+                     for _ in range(min(chunk, messages - start))]
+            vectors = hashing.embed(texts, DIMENSION)
+            for offset, (text, vector) in enumerate(zip(texts, vectors)):
+                i = start + offset
+                s = i % sessions
+                now = utc_now()
+                record = encoding.message(
+                    session_id=f"bench-{s}", message_id=new_uuid4(), text=text,
+                    sender_kind="human" if i % 2 else "model", sender_identity="a",
+                    receiver_kind="model", receiver_identity="b",
+                    occurred_at=format_utc(now), sequence_number=counts[s],
+                    written_at=format_utc(now))
+                counts[s] += 1
+                name = names.final_name(now, record["message_id"], names.MESSAGE_EXT)
+                store.add_record(f"bench-{s}", name, encoding.encode(record))
+                store.append_vector(f"bench-{s}", name, encoding.vector(
+                    message_id=record["message_id"], model=MODEL, dimension=DIMENSION,
+                    embedding=vector.tolist()))
+            log(f"  {start + len(texts)}/{messages} messages written")
 
 
 CPU: list[float] = []  # user+sys CPU seconds of each cli_search (the machine is shared)

@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 from ops.fleet.handle import Fleet
-from agent_memory.outbox import atomic, encoding, names
+from agent_memory.outbox import encoding, names
 from agent_memory.outbox.contract import format_utc, new_uuid4
 from agent_memory.outbox.store import Store, utc_now
 
@@ -54,29 +54,23 @@ def make_project(root: Path, sessions: int, messages: int, tag: str) -> list[dic
     items = []
     counts = [0] * sessions
     with Store(str(root)) as store:
-        fds = []
         for s in range(sessions):
             sid = f"{tag}-{s}"
             store.append_event(sid, "open", project_id="bench", dialogue_kind=["human", "model"],
                                participants=["alice", "model"], title=None, metadata=None)
-            fds.append(store.session_fd(sid))
-        try:
-            for i in range(messages):
-                s = i % sessions
-                now = utc_now()
-                record = encoding.message(
-                    session_id=f"{tag}-{s}", message_id=new_uuid4(),
-                    text=f"benchmark message {i}: the quick brown fox jumps over the lazy dog",
-                    sender_kind="human", sender_identity="alice", receiver_kind="model",
-                    receiver_identity="model", occurred_at=format_utc(now),
-                    sequence_number=counts[s], written_at=format_utc(now))
-                counts[s] += 1
-                name = names.final_name(now, record["message_id"], names.MESSAGE_EXT)
-                atomic.create_exclusive(fds[s], name, encoding.encode(record))
-                items.append(record)
-        finally:
-            for fd in fds:
-                os.close(fd)
+        for i in range(messages):
+            s = i % sessions
+            now = utc_now()
+            record = encoding.message(
+                session_id=f"{tag}-{s}", message_id=new_uuid4(),
+                text=f"benchmark message {i}: the quick brown fox jumps over the lazy dog",
+                sender_kind="human", sender_identity="alice", receiver_kind="model",
+                receiver_identity="model", occurred_at=format_utc(now),
+                sequence_number=counts[s], written_at=format_utc(now))
+            counts[s] += 1
+            name = names.final_name(now, record["message_id"], names.MESSAGE_EXT)
+            store.add_record(f"{tag}-{s}", name, encoding.encode(record))
+            items.append(record)
     return items
 
 

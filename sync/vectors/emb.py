@@ -43,13 +43,10 @@ def write_vector(store, session_id: str, msg_name: str, record: dict[str, Any]) 
     then taken back when the `.msg` is nowhere after it. With the purge's order (every `.msg`
     first, then a fresh listing for the rest) no `.emb` outlives its deleted message."""
     area = store.area_of(session_id, msg_name, (PENDING, IMPORTED))
+    if area is None:
+        return False
     try:
-        if area == PENDING:
-            written = store.append_vector(session_id, msg_name, record)
-        elif area == IMPORTED:
-            written = store.append_imported_vector(session_id, msg_name, record)
-        else:
-            return False
+        written = store.append_vector(session_id, msg_name, record, area)
     except FileExistsError:
         return False
     if store.area_of(session_id, msg_name) is None:
@@ -60,15 +57,6 @@ def write_vector(store, session_id: str, msg_name: str, record: dict[str, Any]) 
 
 def _take_back(store, written) -> None:
     """Remove an `.emb` whose message was purged while it was written."""
-    import os
-    fd = store.session_fd(written.session_id, written.area)
-    if fd is None:
-        return
-    try:
-        os.unlink(written.name, dir_fd=fd)
-    except FileNotFoundError:
-        pass  # the purge took it
-    finally:
-        os.close(fd)
+    store.remove(written.session_id, written.area, [written.name])
     if written.area != PENDING:
         store.remove_empty_session_dir(written.session_id, written.area)

@@ -27,9 +27,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from agent_memory.outbox import contract, names, records
-from agent_memory.outbox.entries import may_open
-from agent_memory.outbox.store import IMPORTED, PENDING, Store
+from agent_memory.outbox import contract, names
+from agent_memory.outbox.store import IMPORTED, PENDING, Store, StoredFile
 from agent_memory.sync.vectors.segments import (EMB_NONE, EMB_OK, EMB_OTHER_MODEL,  # noqa: F401
                                                 EMB_UNREADABLE, KINDS, ROW_DTYPE, IndexCorrupt,
                                                 Segment, compact, empty_state, index_dir,
@@ -124,30 +123,6 @@ class Index:
         return self.sessions[int(row["session"])], row["stem"].decode() + names.MESSAGE_EXT
 
 
-def _scan_dirs(store: Store) -> dict[str, int]:
-    """{"<area>/<session>": mtime_ns} of every session directory in pending and imported."""
-    out: dict[str, int] = {}
-    for area, sub in ((PENDING, None), (IMPORTED, names.IMPORTED_DIR)):
-        base = store.path if sub is None else os.path.join(store.path, sub)
-        try:
-            entries = list(os.scandir(base))
-        except FileNotFoundError:
-            continue
-        for entry in entries:
-            if (contract.is_valid_session_id(entry.name) and entry.is_dir(follow_symlinks=False)
-                    and may_open(entry.path)):  # one this user may not open is not indexed
-                try:
-                    out[f"{area}/{entry.name}"] = entry.stat(follow_symlinks=False).st_mtime_ns
-                except FileNotFoundError:
-                    continue
-    return out
-
-
-def _relpath(session_id: str, area: str, name: str) -> str:
-    area_dir = "" if area == PENDING else names.IMPORTED_DIR + "/"
-    return f"{names.STORE_DIR}/{area_dir}{session_id}/{name}"
-
-
 class _Builder:
     """Rows and vectors of one new segment."""
 
@@ -178,18 +153,6 @@ class _Builder:
         return Segment(os.urandom(6).hex(), rows, vectors)
 
 
-def _read(store: Store, session_id: str, area: str, name: str, kind: str) -> Any:
-    fd = store.session_fd(session_id, area)
-    if fd is None:
-        raise FileNotFoundError(name)
-    try:
-        from agent_memory.outbox import atomic
-        data = atomic.read_file(fd, name)
-    finally:
-        os.close(fd)
-    return records.decode(data, records.KINDS[kind])
-
-
 def _project(store: Store, session_id: str) -> str | None:
     events, _bad = store.events(session_id)
     for _file, event in events:
@@ -203,7 +166,7 @@ def _refresh(store: Store, state: dict[str, Any], segments: list[Segment],
     """Bring `state`/`segments` up to date with the files; returns (new segments, changed,
     counts)."""
     scan_start = time.time_ns()
-    dirs = _scan_dirs(store)
+    dirs = store.session_mtimes((PENDING, IMPORTED))
     changed_sessions = _changed_sessions(state, dirs)
     counts = {"added": 0, "removed": 0, "sessions_listed": len(changed_sessions)}
     if not changed_sessions:
@@ -283,14 +246,7 @@ def _listing(store: Store, session_id: str, dirs: dict[str, int]) -> dict[str, d
     for area in (PENDING, IMPORTED):
         if f"{area}/{session_id}" not in dirs:
             continue
-        fd = store.session_fd(session_id, area)
-        if fd is None:
-            continue
-        try:
-            found = os.listdir(fd)
-        finally:
-            os.close(fd)
-        for name in found:
+        for name in store.entries(session_id, area):
             parsed = names.parse_final_name(name)
             if parsed is None or parsed[2] == names.EVENT_EXT:
                 continue
@@ -328,25 +284,24 @@ def _read_entry(store: Store, state: dict[str, Any], session_id: str, stem: str,
     key = f"{session_id}/{stem}"
     if key in state["bad"] and state["bad"][key].get("emb") == (names.VECTOR_EXT in entry):
         return None  # known unreadable message
-    msg_name = stem + names.MESSAGE_EXT
+    message = StoredFile(session_id, entry[names.MESSAGE_EXT], stem + names.MESSAGE_EXT)
     try:
-        record = _read(store, session_id, entry[names.MESSAGE_EXT], msg_name, "message")
-        if record.message_id != names.parse_final_name(msg_name)[1] or \
-                record.session_id != session_id:
+        record = store.load(message, "message")
+        if record.message_id != message.item_id or record.session_id != session_id:
             raise ValueError("record does not match its file name")
     except FileNotFoundError:
         return None  # moved meanwhile; the directory's mtime changed, next open sees it
     except (OSError, ValueError) as exc:
-        state["bad"][key] = {"file": _relpath(session_id, entry[names.MESSAGE_EXT], msg_name),
-                             "reason": str(exc), "emb": names.VECTOR_EXT in entry}
+        state["bad"][key] = {"file": message.relpath, "reason": str(exc),
+                             "emb": names.VECTOR_EXT in entry}
         return _BAD
     state["bad"].pop(key, None)
     if names.VECTOR_EXT not in entry:
         return record, EMB_NONE, None
-    emb_name = stem + names.VECTOR_EXT
-    where = _relpath(session_id, entry[names.VECTOR_EXT], emb_name)
+    vector = StoredFile(session_id, entry[names.VECTOR_EXT], stem + names.VECTOR_EXT)
+    where = vector.relpath
     try:
-        vrec = _read(store, session_id, entry[names.VECTOR_EXT], emb_name, "vector")
+        vrec = store.load(vector, "vector")
         if vrec.message_id != record.message_id:
             raise ValueError("vector of another message")
     except FileNotFoundError:

@@ -14,13 +14,13 @@ index (sync.vectors.index); `.emb` of another model are never scored, they are r
 from __future__ import annotations
 
 import math
-import os
 import re
 from typing import Any
 
 import numpy as np
 
-from agent_memory.outbox import atomic, contract, records, views
+from agent_memory.outbox import contract, views
+from agent_memory.outbox.atomic import UnsafeFile
 from agent_memory.outbox.store import IMPORTED, PENDING, Store, StoredFile, StoredMessage
 from agent_memory.sync.vectors.index import KINDS, Index
 
@@ -38,22 +38,13 @@ class LocalRefusal(Exception):
 def load_stored(store: Store, session_id: str, msg_name: str) -> StoredMessage | None:
     """A message by its file name, wherever it is now (pending, else imported)."""
     for area in (PENDING, IMPORTED):
-        fd = store.session_fd(session_id, area)
-        if fd is None:
-            continue
+        file = StoredFile(session_id, area, msg_name)
         try:
-            data = atomic.read_file(fd, msg_name)
+            return StoredMessage(file, store.load(file, "message"))
         except FileNotFoundError:
             continue
-        except atomic.UnsafeFile:  # reported by the index scan and `verify`
+        except (UnsafeFile, ValueError):  # reported by the index scan and `verify`
             return None
-        finally:
-            os.close(fd)
-        try:
-            record = records.decode(data, records.MessageRecord)
-        except ValueError:
-            return None
-        return StoredMessage(StoredFile(session_id, area, msg_name), record)
     return None
 
 

@@ -1,6 +1,7 @@
 """Messages written one after another within one millisecond keep the order they were
 acknowledged in: in their names, in the file store's reads, in what the sync forwards and so in
-the logger's sequence numbers (outbox.store._next_moment)."""
+the logger's sequence numbers (outbox.names.moment_after); so do the events written after
+them, forgetting included."""
 
 from __future__ import annotations
 
@@ -70,3 +71,29 @@ def test_a_caller_given_time_is_kept(synced_project, frozen_clock, unique_sessio
     later = _in_process(project, "--store", "file", *message_args(sid, "now"))["data"]
     assert first["occurred_at"] == ahead
     assert later["occurred_at"] == "2026-12-01T13:00:00.001000Z"  # follows what was written
+
+
+def test_a_forgetting_event_sorts_after_the_writes_before_it(synced_project, frozen_clock,
+                                                            monkeypatch, unique_session_id):
+    """A hard delete (and a session delete) written in the millisecond of the messages before
+    it is named after every file its session holds, by the one rule of events, so the sync
+    sends it after them; an event named by its clock alone would sort before them."""
+    from agent_memory.sync import forgetting
+    monkeypatch.setattr(forgetting, "utc_now", lambda: FROZEN)  # the event's occurred_at too
+    project, sid = synced_project, unique_session_id
+    assert _in_process(project, "--store", "file", *open_args(sid))["success"]
+    ids = [_in_process(project, "--store", "file", *message_args(sid, f"m{i}"))["data"]
+           ["message_id"] for i in range(3)]
+    deleted = _in_process(project, "--store", "file", "delete", ids[0], "--mode", "hard")
+    assert deleted["success"], deleted
+    names = project.final_files(sid)
+    event = deleted["data"]["file"].rsplit("/", 1)[1]
+    assert event.endswith(".ses") and names[-1] == event, names
+    assert names == sorted(names) and len({n[:23] for n in names}) == len(names)
+    assert project.cli("sync").rc == 0
+    logged = project.cli("--store", "logger", "read", "--session-id", sid).data["messages"]
+    assert [m["message_id"] for m in logged] == ids[1:]
+    gone = _in_process(project, "--store", "file", "session", "delete", "--session-id", sid,
+                       "--confirm", sid)
+    assert gone["success"], gone
+    assert gone["data"]["file"].rsplit("/", 1)[1] > event

@@ -64,17 +64,17 @@ def test_a_purge_between_the_look_and_the_write_leaves_no_emb(written):
 def test_a_write_between_the_purges_listing_and_its_unlinks_leaves_no_emb(written,
                                                                          monkeypatch):
     project, session_id, message_id, name = written
-    real_listdir = os.listdir
     wrote = []
 
-    def listdir_then_write(fd):
-        listed = real_listdir(fd)
-        if not wrote and name in listed:  # the purge has listed the `.msg`, not unlinked it
-            wrote.append(write_vector(store, session_id, name, _vector(message_id)))
-        return listed
-
     with Store(project.root) as store:
-        monkeypatch.setattr(os, "listdir", listdir_then_write)
+        real_remove = store.remove
+
+        def write_then_remove(session, area, doomed):
+            if not wrote and name in doomed:  # the purge has listed the `.msg`, not unlinked it
+                wrote.append(write_vector(store, session_id, name, _vector(message_id)))
+            return real_remove(session, area, doomed)
+
+        monkeypatch.setattr(store, "remove", write_then_remove)
         forgetting.purge_message(store, session_id, message_id)
         monkeypatch.undo()
     assert wrote == [True], "the writer still saw its message: it keeps its .emb"
