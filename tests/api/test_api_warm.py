@@ -80,7 +80,8 @@ def test_the_store_stays_open_across_commands(file_project):
     ctx = _context(file_project.root, warm)
     store = ctx.store()
     ctx.close()
-    os.fstat(store.fd)  # still open: a command's Context does not close a warm store
+    # the store keeps its directory descriptor private; a test looks at it to tell open from closed
+    os.fstat(store._fd)  # still open: a command's Context does not close a warm store
     again = _context(file_project.root, warm)
     assert again.store() is store
     again.close()
@@ -88,14 +89,14 @@ def test_the_store_stays_open_across_commands(file_project):
     with pytest.raises(StoreUnavailable):
         warm.store(file_project.root)
     with pytest.raises(OSError):
-        os.fstat(store.fd)  # the stale one was closed
+        os.fstat(store._fd)  # the stale one was closed
     assert file_project.cli("store", "init").rc == 0
     fresh = warm.store(file_project.root)
-    assert fresh is not store and os.path.samestat(os.fstat(fresh.fd),
+    assert fresh is not store and os.path.samestat(os.fstat(fresh._fd),
                                                    os.stat(file_project.store))
     warm.close()
     with pytest.raises(OSError):
-        os.fstat(fresh.fd)  # the holder closes its stores at the end
+        os.fstat(fresh._fd)  # the holder closes its stores at the end
 
 
 def test_an_ignore_rule_changed_is_checked_again(file_project):
