@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import sys
 
-from agent_memory.cli import output
-from agent_memory.cli.dispatch import SERVED, execute
+from agent_memory.cli import output, registry
 from agent_memory.cli.errors import CliError, UsageError
+from agent_memory.cli.perform import perform
 from agent_memory.cli.parser import VERSION, build, command_in
 
 
@@ -30,11 +30,9 @@ def _to_stderr(line: str) -> None:
 
 
 def run(argv: list[str], emit) -> int:
-    """One command: its one JSON line handed to `emit` (main prints it; the MCP server,
-    cli.mcp_cmd, keeps it as a tool's answer), then, when no agent answered, the agent started
-    for the next command (after the answer: the caller waits on it); the exit code."""
+    """One command: its one JSON line handed to `emit` (main prints it), then, when no agent
+    answered, the agent started for the next command (cli.perform); the exit code."""
     parser = build(command_in(argv))
-    ctx = None
     try:
         _check_utf8(argv)
         try:
@@ -46,36 +44,19 @@ def run(argv: list[str], emit) -> int:
             return 0
         if args.command is None:
             raise UsageError("no command given: run `agent-memory --help` for the list")
-        if args.command in ("session", "config", "store", "agent") and args.action is None:
+        if registry.commands()[args.command].actions and args.action is None:
             raise UsageError(f"`{args.command}` needs an action: run "
                              f"`agent-memory {args.command} --help`")
-        if args.command == "mcp":  # stdout is the protocol's channel: its closing answer is a log line
-            emit = _to_stderr
-        from agent_memory.cli.context import Context
-        from agent_memory.cli.served import serve_command
-        ctx = Context(args, serve_command=serve_command, run_argv=run)
-        if args.command in SERVED or (args.command == "status" and args.probe):
-            from agent_memory.cli import agent_client
-            served = agent_client.serve(ctx, args, argv)
-            if served is not None:
-                rc, line = served
-                emit(line)
-                return rc
-        rc, envelope = execute(ctx, args)
-        emit(output.render(envelope))
-        if ctx.agent_wanted:  # no agent answered this command: start one for the next
-            from agent_memory.cli import agent_client
-            agent_client.after_command(ctx)
-        return rc
     except CliError as exc:
         emit(output.render(output.failure_envelope(exc)))
         return exc.exit_code
-    except KeyboardInterrupt:
-        emit(output.render(output.failure_envelope(CliError("interrupted", code="INTERRUPTED"))))
-        return 130
-    finally:
-        if ctx is not None:
-            ctx.close()
+    if args.command == "mcp":  # stdout is the protocol's channel: its closing answer is a log line
+        emit = _to_stderr
+
+    def answer(rc: int, envelope) -> None:
+        emit(envelope if isinstance(envelope, str) else output.render(envelope))
+
+    return perform(args, answer, lambda: argv, run_argv=run)
 
 
 if __name__ == "__main__":
