@@ -6,6 +6,7 @@ import sys
 
 from agent_memory.cli import output, registry
 from agent_memory.cli.errors import CliError, UsageError
+from agent_memory.cli.option_types import not_utf8_at
 from agent_memory.cli.perform import perform
 from agent_memory.cli.parser import VERSION, build, command_in
 
@@ -13,11 +14,9 @@ from agent_memory.cli.parser import VERSION, build, command_in
 def _check_utf8(argv: list[str]) -> None:
     """Every argument must be UTF-8 (bytes that are not arrive as lone surrogates)."""
     for position, token in enumerate(argv, 1):
-        try:
-            token.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise UsageError(f"argument {position} is not valid UTF-8 (at character "
-                             f"{exc.start})") from None
+        at = not_utf8_at(token)
+        if at is not None:
+            raise UsageError(f"argument {position} is not valid UTF-8 (at character {at})")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -56,7 +55,7 @@ def run(argv: list[str], emit) -> int:
     def answer(rc: int, envelope) -> None:
         emit(envelope if isinstance(envelope, str) else output.render(envelope))
 
-    return perform(args, answer, lambda: argv, run_argv=run)
+    return perform(args, answer, lambda: argv)
 
 
 if __name__ == "__main__":

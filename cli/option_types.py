@@ -24,3 +24,13 @@ def seconds(text: str) -> float:
     if not _NUMBER.fullmatch(text):
         raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}")
     return float(text)
+
+
+def not_utf8_at(text: str) -> int | None:
+    """Where a text stops being UTF-8 (bytes that are not arrive as lone surrogates), or None:
+    every argument must be UTF-8."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return exc.start
+    return None

@@ -12,7 +12,11 @@ if TYPE_CHECKING:
 
     from agent_memory.cli.registry import Command, Option
 
+from agent_memory.cli import option_types
+from agent_memory.cli.commands import COMMANDS, GLOBALS
 from agent_memory.cli.errors import UsageError
+from agent_memory.cli.registry import (FLAG, INTEGER, NAMES, POSITIONAL, POSITIONALS, SECONDS,
+                                       TEXTS)
 
 # The write path pays for every millisecond of start-up, and argparse spends some on what a
 # command line that parses never shows: a translation lookup for each of its own messages
@@ -37,11 +41,6 @@ def _formatter(prog: str) -> argparse.HelpFormatter:
 
 
 from agent_memory.sync.identity import VERSION  # noqa: E402 - one version string, read by the agent too
-
-from agent_memory.cli import option_types  # noqa: E402
-from agent_memory.cli.commands import COMMANDS, GLOBALS  # noqa: E402
-from agent_memory.cli.registry import (FLAG, INTEGER, NAMES, POSITIONAL, POSITIONALS,  # noqa: E402
-                                       SECONDS, TEXTS)
 
 
 class Parser(argparse.ArgumentParser):

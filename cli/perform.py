@@ -10,16 +10,15 @@ from agent_memory.cli.dispatch import execute
 from agent_memory.cli.errors import CliError
 
 
-def perform(args, answer, agent_argv, run_argv=None) -> int:
+def perform(args, answer, agent_argv) -> int:
     """Run `args`; `answer(rc, envelope)` gets its envelope, or the line the agent printed for
     it (a str); the exit code. `agent_argv()` is the command line the agent is asked to run
-    (its requests carry one); `run_argv` is handed down to the one command that runs others
-    (`mcp`)."""
+    (its requests carry one)."""
     ctx = None
     try:
         from agent_memory.cli.context import Context
         from agent_memory.cli.served import serve_command
-        ctx = Context(args, serve_command=serve_command, run_argv=run_argv)
+        ctx = Context(args, serve_command=serve_command)
         if registry.is_served(args):
             from agent_memory.cli import agent_client
             served = agent_client.serve(ctx, args, agent_argv())

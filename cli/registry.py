@@ -27,8 +27,8 @@ class Option:
     schema only (the command checks the value itself, with its own error); `tool_pair` makes
     it a list of exactly two such values joined by that separator (`--dialogue-kind`)."""
 
-    __slots__ = ("flag", "name", "dest", "kind", "help", "required", "default", "choices", "metavar",
-                 "group", "hidden", "tool_choices", "tool_pair")
+    __slots__ = ("flag", "name", "dest", "kind", "help", "required", "default", "choices",
+                 "metavar", "group", "hidden", "tool_choices", "tool_pair")
 
     def __init__(self, flag: str, kind: str = TEXT, *, help: str | None = None,
                  required: bool = False, default: Any = None, choices: tuple | None = None,
@@ -92,9 +92,10 @@ class Tool:
 
 class Command:
     """A command (or an action of one: `session open`): its name, help, options, the module
-    that runs it (`run(ctx, args)`, named on the command, not its actions), whether the project's agent serves it (True, or the name
-    of the flag that makes it served: `status --probe`), whether its answer fits a budget
-    (`--max-chars`: the read commands), its actions, and its MCP tools."""
+    that runs it (`run(ctx, args)`, named on the command, not its actions), whether the
+    project's agent serves it (True, or the name of the flag that makes it served: `status
+    --probe`), whether its answer fits a budget (`--max-chars`: the read commands), its
+    actions, and its MCP tools."""
 
     __slots__ = ("name", "help", "options", "module", "served", "budgeted", "actions",
                  "tools", "parent", "groups")
@@ -167,11 +168,6 @@ def is_served(args) -> bool:
 def is_budgeted(args) -> bool:
     command = commands().get(args.command)
     return command is not None and command.budgeted
-
-
-def served_names() -> frozenset[str]:
-    """The commands the agent serves whatever their options (`status` only with --probe)."""
-    return frozenset(name for name, c in commands().items() if c.served is True)
 
 
 def tools() -> list[Tool]:

@@ -1,7 +1,7 @@
 """The commands the project's agent runs for its callers (those the command registry,
-cli.commands, declares served: the reads, and `status --probe`): the CLI's own code on the caller's arguments. The shell hands `serve_command` to the
-agent when it starts one (cli.watch_cmd, through the Context), so the agent never reaches back
-up into the CLI."""
+cli.commands, declares served: the reads, and `status --probe`): the CLI's own code on the
+caller's arguments. The shell hands `serve_command` to the agent when it starts one
+(cli.watch_cmd, through the Context), so the agent never reaches back up into the CLI."""
 
 from __future__ import annotations
 
