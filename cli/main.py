@@ -7,7 +7,7 @@ import sys
 from agent_memory.cli import output, registry
 from agent_memory.cli.errors import CliError, UsageError
 from agent_memory.cli.option_types import not_utf8_at
-from agent_memory.cli.perform import perform
+from agent_memory.cli.perform import INTERRUPTED, interrupted, perform
 from agent_memory.cli.parser import VERSION, build, command_in
 
 
@@ -49,6 +49,9 @@ def run(argv: list[str], emit) -> int:
     except CliError as exc:
         emit(output.render(output.failure_envelope(exc)))
         return exc.exit_code
+    except KeyboardInterrupt:
+        emit(output.render(interrupted()))
+        return INTERRUPTED
     if args.command == "mcp":  # stdout is the protocol's channel: its closing answer is a log line
         emit = _to_stderr
 

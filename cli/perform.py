@@ -9,6 +9,12 @@ from agent_memory.cli import output, registry
 from agent_memory.cli.dispatch import execute
 from agent_memory.cli.errors import CliError
 
+INTERRUPTED = 130  # the exit code of a command stopped by SIGINT, as a shell's
+
+
+def interrupted() -> dict:
+    return output.failure_envelope(CliError("interrupted", code="INTERRUPTED"))
+
 
 def perform(args, answer, agent_argv) -> int:
     """Run `args`; `answer(rc, envelope)` gets its envelope, or the line the agent printed for
@@ -36,8 +42,8 @@ def perform(args, answer, agent_argv) -> int:
         answer(exc.exit_code, output.failure_envelope(exc))
         return exc.exit_code
     except KeyboardInterrupt:
-        answer(130, output.failure_envelope(CliError("interrupted", code="INTERRUPTED")))
-        return 130
+        answer(INTERRUPTED, interrupted())
+        return INTERRUPTED
     finally:
         if ctx is not None:
             ctx.close()
