@@ -194,8 +194,8 @@ def test_each_tool_makes_the_namespace_its_command_line_parses_to():
 
 def test_a_typed_value_the_command_line_refuses_is_refused_in_its_words():
     """Values the input schema lets through but the command's checks refuse (an integer or a
-    number of seconds as text, with a newline or "inf"; a choice outside the list): the same
-    usage error as the command line's, naming the option."""
+    number of seconds as text, with a newline or "inf"; a choice outside the list), and the
+    required options left out: the same usage error as the command line's, naming them."""
     from agent_memory.cli import mcp_tools, typed
     from agent_memory.cli.errors import UsageError
     from agent_memory.cli.parser import build
@@ -220,7 +220,15 @@ def test_a_typed_value_the_command_line_refuses_is_refused_in_its_words():
             assert str(typed_error.value) == str(parsed_error.value), (tool.name, p.name)
             assert typed_error.value.exit_code == 2
             checked += 1
-    assert checked >= 20
+        needed = [o for o in tool.command.all_options() if o.required]
+        if needed:  # nothing given: the required options named as argparse names them
+            with pytest.raises(UsageError) as typed_error:
+                typed.namespace(tool.command, {}, {})
+            with pytest.raises(UsageError) as parsed_error:
+                build(tool.command.top.name).parse_args(tool.command.words)
+            assert str(typed_error.value) == str(parsed_error.value), tool.name
+            checked += 1
+    assert checked >= 30
 
 
 # --- against the reference fleet ----------------------------------------------------------------
