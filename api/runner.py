@@ -1,5 +1,5 @@
-"""One command at a time, in this process, by the command line's own code (`cli.main.run`, as
-the MCP server runs its tools): the same validation, outbox write, forwarding through the
+"""One command at a time, in this process, by the command line's own code (`cli.main.run` on
+the command's argv): the same validation, outbox write, forwarding through the
 project's agent (started after the command in auto mode, as the CLI does), budgets and answers.
 
 The CLI's code assumes one command per process at a time, so calls from any thread (or event

@@ -139,8 +139,8 @@ def describe_conflict(agent: dict[str, Any]) -> str:
 
 
 def serve(ctx, args, argv: list[str]) -> tuple[int, str] | None:
-    """Run a read-side command (cli.dispatch.SERVED, `status --probe`) in the agent: (exit code,
-    the stdout line), or None to run it here (no agent, another store or configuration, or
+    """Run a read-side command (one cli.commands declares served) in the agent: (exit code, the
+    stdout line), or None to run it here (no agent, another store or configuration, or
     the agent lost midway: reads are safe to repeat)."""
     try:
         answer = _asked(ctx, "run", RUN_TIMEOUT, argv=list(argv))

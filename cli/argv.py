@@ -1,6 +1,7 @@
-"""A command's argv from typed values, for the callers that run the CLI's own code in process
-(the MCP server's tools, the Python API): each option as `--name=value`, so a value starting
-with `-` stays a value and nothing is quoted (no shell ever sees it). Standard library only."""
+"""A command's argv from typed values, for the Python API (api.memory), which runs the CLI's own
+code in process on it (the MCP server calls commands without one: cli.typed): each option as
+`--name=value`, so a value starting with `-` stays a value and nothing is quoted (no shell ever
+sees it). Standard library only."""
 
 from __future__ import annotations
 

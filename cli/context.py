@@ -16,14 +16,11 @@ from agent_memory.sync import config as config_mod
 
 class Context:
     def __init__(self, args: argparse.Namespace, route=None, serve_command=None,
-                 run_argv=None, warm=None) -> None:
+                 warm=None) -> None:
         self.args = args
         # cli.warm.Warm of a long-lived process (the MCP server, the Python API): the
         # configuration and the store as it keeps them; None in a one-shot CLI process
         self.warm = warm
-        # cli.main.run, handed down by the shell to the one command that runs others (`mcp`),
-        # so no command reaches back up into the shell
-        self.run_argv = run_argv
         # cli.served.serve_command, handed down by the shell: what an agent this command starts
         # runs for its callers (None where no agent can be started from here)
         self.serve_command = serve_command

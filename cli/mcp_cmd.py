@@ -1,14 +1,15 @@
 """`agent-memory mcp`: the CLI's commands as Model Context Protocol tools over stdio, on the
 official `mcp` SDK (cli.mcp_server), imported by this command only.
 
-Each tool call is the CLI's own code path (cli.main.run) on the argv its tool builds
-(cli.mcp_tools), in a worker thread, one call at a time (the CLI's code assumes one command per
-process at a time). So a tool answers what the command prints: a `write` lands in the outbox
-first, served commands go through the project's agent, and a command that found no agent
-starts one, as on the command line. The server's global options (`--config`, `--store`,
-`--project-root`, `--no-agent`) go into every call's argv. Without `--project-root`, the
-project is the client's first root (its git top level, as for a working directory) where the
-client offers roots, else the working directory's.
+Each tool call is the CLI's own code path (cli.perform) on the command its tool declares
+(cli.commands), its arguments checked as the command line checks them and made the command's
+parsed options directly (cli.typed: no argv, no parse), in a worker thread, one call at a time
+(the CLI's code assumes one command per process at a time). So a tool answers what the command
+prints: a `write` lands in the outbox first, served commands go through the project's agent,
+and a command that found no agent starts one, as on the command line. The server's global
+options (`--config`, `--store`, `--project-root`, `--no-agent`) go into every call. Without
+`--project-root`, the project is the client's first root (its git top level, as for a working
+directory) where the client offers roots, else the working directory's.
 
 stdout carries the protocol alone (the SDK points fd 1 at stderr while it serves, so a stray
 print or a child's output cannot reach it); logs go to stderr, and so does the command's
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from typing import Any
 
@@ -35,11 +37,9 @@ def run(ctx, args) -> tuple[dict[str, Any], str]:
         from agent_memory.cli.errors import UsageError
         raise UsageError(str(exc), field="--tools") from None
     from agent_memory.cli.mcp_server import build_server, serve
-    from functools import partial
     from agent_memory.cli.warm import Warm
     # the server's calls share one holder: the configuration, the stores, the identity stay warm
-    runner = Runner(global_argv(args), root_given=args.project_root is not None,
-                    run_argv=partial(ctx.run_argv, warm=Warm()))
+    runner = Runner(global_values(args), root_given=args.project_root is not None, warm=Warm())
     try:
         anyio.run(serve, build_server(runner.call, tools))
     except KeyboardInterrupt:
@@ -52,70 +52,72 @@ def run(ctx, args) -> tuple[dict[str, Any], str]:
     return {"calls": runner.calls}, "file"
 
 
-def global_argv(args) -> list[str]:
+def global_values(args) -> dict[str, Any]:
     """The server's global options, for every call."""
-    argv = []
-    if args.config is not None:
-        argv.append(f"--config={args.config}")
-    if args.store != "auto":
-        argv.append(f"--store={args.store}")
-    if args.project_root is not None:
-        argv.append(f"--project-root={os.path.abspath(args.project_root)}")
-    if args.no_agent:
-        argv.append("--no-agent")
-    return argv
+    root = args.project_root
+    return {"config": args.config, "store": args.store, "no_agent": args.no_agent,
+            "project_root": None if root is None else os.path.abspath(root)}
 
 
 class Runner:
-    """Runs the tools' argvs through the CLI, one at a time."""
+    """Runs the tools' commands by the CLI's code, one at a time."""
 
-    def __init__(self, global_argv: list[str], root_given: bool, run_argv) -> None:
-        self.global_argv = global_argv
+    def __init__(self, global_values: dict[str, Any], root_given: bool, warm=None) -> None:
+        self.global_values = global_values
+        self.warm = warm  # cli.warm.Warm: what the calls keep between them
         self.root_given = root_given
-        self.run_argv = run_argv  # cli.main.run, handed down through the Context
         self.calls = 0
         self._lock = anyio.Lock()
 
-    async def call(self, ctx, argv: list[str]) -> dict[str, Any]:
+    async def call(self, ctx, tool, arguments: dict[str, Any]) -> dict[str, Any]:
         from mcp.server.mcpserver.exceptions import ToolError
-        prefix = list(self.global_argv)
+        given = dict(self.global_values)
         if not self.root_given:
             root = await client_root(ctx)
             if root is not None:
-                prefix.append(f"--project-root={root}")
+                given["project_root"] = root
         async with self._lock:
             self.calls += 1
-            rc, line = await anyio.to_thread.run_sync(run_command, self.run_argv,
-                                                      [*prefix, *argv])
-        envelope = decoded(line)
+            rc, envelope = await anyio.to_thread.run_sync(run_tool, tool, arguments, given,
+                                                      self.warm)
+        envelope = utf8(envelope)
         if envelope.get("success"):
             return mcp_tools.answer(envelope)
         raise ToolError(mcp_tools.error_text(rc, envelope))
 
 
-def run_command(run_argv, argv: list[str]) -> tuple[int, str]:
-    """One command by the CLI's own code (`run_argv`, cli.main.run): (exit code, the JSON line
-    it would print)."""
-    from agent_memory.cli import output
+def run_tool(tool, arguments: dict[str, Any], global_values: dict[str, Any], warm=None
+             ) -> tuple[int, dict[str, Any]]:
+    """One tool's command by the CLI's own code: (exit code, its envelope)."""
+    from agent_memory.cli import output, typed
+    from agent_memory.cli.perform import perform
     _reap_children()
-    lines: list[str] = []
-    rc = run_argv(argv, lines.append)
-    if len(lines) != 1:  # cannot happen with the tools' argvs (no --help among them)
-        error = CliError(f"the command answered {len(lines)} lines", code="INTERNAL_ERROR")
-        return 1, output.render(output.failure_envelope(error))
-    return rc, lines[0]
+    try:
+        args = typed.namespace(tool.command, mcp_tools.values(tool, arguments), global_values)
+    except CliError as exc:
+        return exc.exit_code, output.failure_envelope(exc)
+    answers: list[dict[str, Any]] = []
+
+    def answer(rc: int, envelope) -> None:  # the agent's answer arrives as its printed line
+        answers.append(json.loads(envelope) if isinstance(envelope, str) else envelope)
+
+    rc = perform(args, answer, lambda: typed.argv_of(args), warm=warm)
+    return rc, answers[0]
 
 
-def decoded(line: str) -> dict[str, Any]:
-    """The command's JSON line as what the SDK can send, which must be UTF-8: where the CLI
-    escaped lone surrogates (a path on disk that is not UTF-8, as `status` shows it), each
-    becomes U+FFFD."""
-    envelope = json.loads(line)
-    if "\\ud" in line:  # only the CLI's ASCII fallback writes surrogates as escapes
-        import re
-        text = json.dumps(envelope, ensure_ascii=False)
-        envelope = json.loads(re.sub("[\ud800-\udfff]", "\ufffd", text))
-    return envelope
+def utf8(value: Any) -> Any:
+    """The answer as what the SDK can send, which must be UTF-8: each lone surrogate (a path on
+    disk that is not UTF-8, as `status` shows it) becomes U+FFFD."""
+    if isinstance(value, str):
+        return _SURROGATES.sub("\ufffd", value) if _SURROGATES.search(value) else value
+    if isinstance(value, dict):
+        return {utf8(key): utf8(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [utf8(item) for item in value]
+    return value
+
+
+_SURROGATES = re.compile("[\ud800-\udfff]")
 
 
 def _reap_children() -> None:

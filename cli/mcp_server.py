@@ -1,12 +1,11 @@
 """The MCP server of `agent-memory mcp` (cli.mcp_cmd): the official SDK's MCPServer with a tool
-per entry of the tool table (cli.mcp_tools). A tool's input schema is its function's typed
-parameters, its output schema the command's `data` and `store`, and every failure it
+per tool of the command registry (cli.commands, typed by cli.mcp_tools). A tool's input schema
+is its typed parameters, its output schema the command's `data` and `store`, and every failure it
 anticipates is a tool error (`isError`) whose text is one JSON object."""
 
 from __future__ import annotations
 
 import inspect
-import typing
 from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -86,12 +85,12 @@ class Server(MCPServer):
 
 def build_server(call, tools: list[mcp_tools.Tool] | None = None) -> MCPServer:
     """The server: each tool of `tools` (cli.mcp_tools.TOOLS unless a subset is given) runs
-    the argv it builds through `await call(ctx, argv)` (cli.mcp_cmd.Runner.call)."""
+    its command through `await call(ctx, tool, arguments)` (cli.mcp_cmd.Runner.call)."""
     built = []
     for spec in (mcp_tools.TOOLS if tools is None else tools):
         made = CliTool.from_function(
             _tool_function(spec, call), name=spec.name, title=spec.title,
-            description=inspect.cleandoc(spec.argv.__doc__ or ""),
+            description=inspect.cleandoc(spec.description),
             annotations=ToolAnnotations(title=spec.title, read_only_hint=spec.read_only,
                                         destructive_hint=spec.destructive,
                                         idempotent_hint=spec.idempotent,
@@ -135,17 +134,16 @@ async def serve(server: MCPServer) -> None:
 
 
 def _tool_function(spec: mcp_tools.Tool, call):
-    """The function the SDK registers: the typed parameters of `spec.argv` (the input schema)
-    plus the request's context (for the client's roots), answering an Answer."""
-    signature = inspect.signature(spec.argv, eval_str=True)
+    """The function the SDK registers: the tool's typed parameters (the input schema) plus the
+    request's context (for the client's roots), answering an Answer."""
+    parameters = mcp_tools.parameters(spec)
 
     async def tool_call(ctx, **arguments):
-        return await call(ctx, spec.argv(**arguments))
+        return await call(ctx, spec, arguments)
 
     context = inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context)
-    tool_call.__signature__ = signature.replace(
-        parameters=[*signature.parameters.values(), context], return_annotation=Answer)
-    tool_call.__annotations__ = {**typing.get_type_hints(spec.argv, include_extras=True),
+    tool_call.__signature__ = inspect.Signature([*parameters, context], return_annotation=Answer)
+    tool_call.__annotations__ = {**{p.name: p.annotation for p in parameters},
                                  "ctx": Context, "return": Answer}
     tool_call.__name__ = tool_call.__qualname__ = spec.name
     return tool_call

@@ -234,8 +234,6 @@ def info(ctx: Context, args) -> tuple[dict[str, Any], str]:
 
 
 def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
-    if args.command == "read":
-        return preview(ctx, args)
     if args.command == "info":
         return info(ctx, args)
     return structural(ctx, args)

@@ -331,6 +331,9 @@ def _ranged(entry: dict[str, Any], span: tuple[int, int | None]) -> dict[str, An
 
 
 def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
+    if args.command == "read" and args.preview:  # the listing across sessions
+        from agent_memory.cli import navigate_cmd
+        return navigate_cmd.preview(ctx, args)
     span = _text_range(args) if args.command == "get" else None
     if span is not None:
         data, store = _run(ctx, args)

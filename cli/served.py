@@ -1,19 +1,19 @@
-"""The commands the project's agent runs for its callers (cli.dispatch.SERVED, and `status
---probe`): the CLI's own code on the caller's arguments. The shell hands `serve_command` to the
-agent when it starts one (cli.watch_cmd, through the Context), so the agent never reaches back
-up into the CLI."""
+"""The commands the project's agent runs for its callers (those the command registry,
+cli.commands, declares served: the reads, and `status --probe`): the CLI's own code on the
+caller's arguments. The shell hands `serve_command` to the agent when it starts one
+(cli.watch_cmd, through the Context), so the agent never reaches back up into the CLI."""
 
 from __future__ import annotations
 
-from agent_memory.cli import output
-from agent_memory.cli.dispatch import SERVED, execute
+from agent_memory.cli import output, registry
+from agent_memory.cli.dispatch import execute
 from agent_memory.cli.errors import CliError
 from agent_memory.cli.parser import build, command_in
 
 
 def serve_command(argv: list[str], project_root: str, config_source: str | None,
                   route) -> dict:
-    """A read-side command (SERVED, `status --probe`) the project's agent runs for a caller:
+    """A read-side command (served by the registry's word) the project's agent runs for a caller:
     this very code on the caller's arguments, in the agent's store and configuration, its fleet
     calls over the agent's open links (`route`): {"ok", "exit_code", "line"}, or {"ok": False,
     "error"} for arguments the agent does not serve."""
@@ -22,7 +22,7 @@ def serve_command(argv: list[str], project_root: str, config_source: str | None,
         args = build(command_in(argv)).parse_args(argv)
     except (SystemExit, CliError) as exc:  # the caller parsed it: never happens in use
         return {"ok": False, "error": f"arguments not served: {exc}"}
-    if args.command not in SERVED and not (args.command == "status" and args.probe):
+    if not registry.is_served(args):
         return {"ok": False, "error": f"{args.command!r} is not served by the agent"}
     args.project_root = project_root
     args.config = config_source

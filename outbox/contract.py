@@ -27,6 +27,8 @@ RELATION_KINDS = DECLARABLE_RELATION_KINDS + ("correction",)
 READ_MODES = ("resolved", "full")
 SEARCH_SCOPES = ("session", "project", "all_projects")
 LIFECYCLES = ("open", "closed")
+# How search and working-set rank: by vector else BM25 over local texts, a vector or fail, BM25.
+RANKINGS = ("auto", "vector", "bm25")
 
 # --- stable refusal codes ------------------------------------------------------------------------
 # Documented by the client:

@@ -147,35 +147,88 @@ def outbox_files(project) -> list[str]:
 
 # --- the tool table, without a server ----------------------------------------------------------
 
-def test_each_tool_builds_an_argv_its_command_parses():
-    """Every parameter of every tool is an option of its command, with a value it accepts (a
-    drift between the tool table and the CLI is caught here, not by an agent)."""
-    import inspect
+def _sample(annotation):
+    """A valid value of a tool parameter's type."""
     import typing
-    from agent_memory.cli import mcp_tools
+    kind = typing.get_args(annotation)[0] if typing.get_origin(annotation) is \
+        typing.Annotated else annotation
+    if typing.get_origin(kind) is typing.Annotated:
+        kind = typing.get_args(kind)[0]
+    if typing.get_origin(kind) is typing.Literal:
+        return typing.get_args(kind)[0]
+    if typing.get_origin(kind) is list:
+        item = _sample(typing.get_args(kind)[0])
+        return [item, item]
+    if typing.get_origin(kind) is dict or kind is typing.Any:  # a free-form object
+        return {"a": [1, "b"]}
+    return {str: "-x", int: 1, float: 0.5, bool: True}[kind]
+
+
+def _typed_and_parsed(tool, arguments):
+    """The Namespace a tool's call makes (no argv), and the one argparse makes of the command
+    line the agent would be sent for it."""
+    from agent_memory.cli import mcp_tools, typed
     from agent_memory.cli.parser import build, command_in
-    samples = {str: "x", int: 1, float: 0.5, bool: True}
+    made = typed.namespace(tool.command, mcp_tools.values(tool, arguments),
+                           {"store": "file", "project_root": "/p"})
+    argv = typed.argv_of(made)
+    return made, build(command_in(argv)).parse_args(argv)
 
-    def sample(annotation):
-        kind = typing.get_args(annotation)[0] if typing.get_origin(annotation) is \
-            typing.Annotated else annotation
-        if typing.get_origin(kind) is typing.Annotated:
-            kind = typing.get_args(kind)[0]
-        if typing.get_origin(kind) is typing.Literal:
-            return typing.get_args(kind)[0]
-        if typing.get_origin(kind) is list:
-            item = sample(typing.get_args(kind)[0])
-            return [item, item]
-        if typing.get_origin(kind) is dict or kind is typing.Any:  # a free-form object
-            return {"a": [1, "b"]}
-        return samples[kind]
 
+def test_each_tool_makes_the_namespace_its_command_line_parses_to():
+    """Every parameter of every tool is an option of its command; a call with every parameter
+    given, and one with the required ones only, make the same parsed options as the command
+    line does (a drift between the typed call and the parser is caught here, not by an
+    agent)."""
+    from agent_memory.cli import mcp_tools
     assert {t.name for t in mcp_tools.TOOLS} == TOOLS
-    for spec in mcp_tools.TOOLS:
-        hints = typing.get_type_hints(spec.argv, include_extras=True)
-        values = {name: sample(hints[name]) for name in inspect.signature(spec.argv).parameters}
-        argv = spec.argv(**values)
-        build(command_in(argv)).parse_args(argv)  # an unknown option or bad value: UsageError
+    for tool in mcp_tools.TOOLS:
+        parameters = mcp_tools.parameters(tool)
+        full = {p.name: _sample(p.annotation) for p in parameters}
+        least = {p.name: full[p.name] for p in parameters if p.default is p.empty}
+        for arguments in (full, least):
+            made, parsed = _typed_and_parsed(tool, arguments)
+            assert vars(made) == vars(parsed), (tool.name, arguments)
+        assert made.answer_form == "mcp" if tool.command.top.budgeted else True
+
+
+def test_a_typed_value_the_command_line_refuses_is_refused_in_its_words():
+    """Values the input schema lets through but the command's checks refuse (an integer or a
+    number of seconds as text, with a newline or "inf"; a choice outside the list), and the
+    required options left out: the same usage error as the command line's, naming them."""
+    from agent_memory.cli import mcp_tools, typed
+    from agent_memory.cli.errors import UsageError
+    from agent_memory.cli.parser import build
+    from agent_memory.cli.registry import INTEGER, SECONDS
+    checked = 0
+    for tool in mcp_tools.TOOLS:
+        parameters = mcp_tools.parameters(tool)
+        least = {p.name: _sample(p.annotation) for p in parameters if p.default is p.empty}
+        for p in parameters:
+            option = tool.command.option(p.name)
+            bad = "1\n" if option.kind == INTEGER else "inf" if option.kind == SECONDS else \
+                "bogus" if option.choices else None
+            if bad is None:
+                continue
+            with pytest.raises(UsageError) as typed_error:
+                typed.namespace(tool.command, {**mcp_tools.values(tool, least), p.name: bad}, {})
+            argv = typed.argv_of(typed.namespace(tool.command, mcp_tools.values(tool, least),
+                                                 {}))
+            argv.insert(argv.index("--") if "--" in argv else len(argv), f"{option.flag}={bad}")
+            with pytest.raises(UsageError) as parsed_error:
+                build(tool.command.top.name).parse_args(argv)
+            assert str(typed_error.value) == str(parsed_error.value), (tool.name, p.name)
+            assert typed_error.value.exit_code == 2
+            checked += 1
+        needed = [o for o in tool.command.all_options() if o.required]
+        if needed:  # nothing given: the required options named as argparse names them
+            with pytest.raises(UsageError) as typed_error:
+                typed.namespace(tool.command, {}, {})
+            with pytest.raises(UsageError) as parsed_error:
+                build(tool.command.top.name).parse_args(tool.command.words)
+            assert str(typed_error.value) == str(parsed_error.value), tool.name
+            checked += 1
+    assert checked >= 30
 
 
 # --- against the reference fleet ----------------------------------------------------------------

@@ -395,6 +395,25 @@ def test_the_agent_answers_the_same_bytes(long_session):
             inline = project.cli("--no-agent", *args)
             assert (served.rc, served.stdout) == (inline.rc, inline.stdout), args
         assert project.cli("agent", "status").data["requests"] >= before + len(commands)
+        # An MCP tool's read reaches the agent as the command line of its typed call: the
+        # same tool result's text as with the agent left out.
+        calls = [("read", {"session_id": sid, "start": 10, "block_size": 3}),
+                 ("get", {"message_id": ids[5], "text_offset": 7, "max_chars": 9000}),
+                 ("path", {"session_id": sid, "node_id": ids[3], "max_chars": 5000}),
+                 ("preview", {"session_id": sid, "page_size": 4, "show_deleted": True}),
+                 ("search", {"query": "message", "scope": "session", "target": sid,
+                             "ranking": "bm25", "page_size": 3})]
+
+        async def texts(*options: str) -> list[str]:
+            async with mcp_session(project, *options) as session:
+                return [(await session.call_tool(name, arguments)).content[0].text
+                        for name, arguments in calls]
+
+        before = project.cli("agent", "status").data["requests"]
+        through_agent = anyio.run(texts)
+        assert project.cli("agent", "status").data["requests"] >= before + len(calls)
+        assert through_agent == anyio.run(texts, "--no-agent")
+        assert all('"data"' in text for text in through_agent), through_agent
     finally:
         project.cli("agent", "stop", "--timeout", "20")
         for pid in watcher_pids(project.root):

@@ -1,0 +1,36 @@
+"""The checks of an option's value, on the command line (argparse's `type`) and in a typed call
+(cli.typed): each takes the value's text whole. int() and float() would also take surrounding
+whitespace (a trailing newline), `_`, other scripts' digits, "inf" and "nan"."""
+
+from __future__ import annotations
+
+import argparse
+import re  # already loaded by outbox.contract on every path
+
+_INTEGER = re.compile(r"-?[0-9]+", re.ASCII)
+_NUMBER = re.compile(r"-?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?", re.ASCII)
+
+
+def integer(text: str) -> int:
+    """An integer option's value, checked whole."""
+    if not _INTEGER.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}")
+    return int(text)
+
+
+def seconds(text: str) -> float:
+    """A number of seconds, checked whole. (Its range is each command's to check, with its
+    own words.)"""
+    if not _NUMBER.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}")
+    return float(text)
+
+
+def not_utf8_at(text: str) -> int | None:
+    """Where a text stops being UTF-8 (bytes that are not arrive as lone surrogates), or None:
+    every argument must be UTF-8."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return exc.start
+    return None

@@ -1,0 +1,50 @@
+"""A parsed command run as the shell runs it, whoever asked for it (the command line, cli.main;
+an MCP tool's typed call, cli.mcp_cmd): in the project's agent when it serves the command and
+answers, else here (cli.dispatch); its answer handed over; then, when no agent answered, the
+agent started for the next command (after the answer: the caller waits on it)."""
+
+from __future__ import annotations
+
+from agent_memory.cli import output, registry
+from agent_memory.cli.dispatch import execute
+from agent_memory.cli.errors import CliError
+
+INTERRUPTED = 130  # the exit code of a command stopped by SIGINT, as a shell's
+
+
+def interrupted() -> dict:
+    return output.failure_envelope(CliError("interrupted", code="INTERRUPTED"))
+
+
+def perform(args, answer, agent_argv, warm=None) -> int:
+    """Run `args`; `answer(rc, envelope)` gets its envelope, or the line the agent printed for
+    it (a str); the exit code. `agent_argv()` is the command line the agent is asked to run
+    (its requests carry one). `warm` (cli.warm.Warm): what a long-lived caller keeps between
+    its commands; None in a one-shot process."""
+    ctx = None
+    try:
+        from agent_memory.cli.context import Context
+        from agent_memory.cli.served import serve_command
+        ctx = Context(args, serve_command=serve_command, warm=warm)
+        if registry.is_served(args):
+            from agent_memory.cli import agent_client
+            served = agent_client.serve(ctx, args, agent_argv())
+            if served is not None:
+                rc, line = served
+                answer(rc, line)
+                return rc
+        rc, envelope = execute(ctx, args)
+        answer(rc, envelope)
+        if ctx.agent_wanted:  # no agent answered this command: start one for the next
+            from agent_memory.cli import agent_client
+            agent_client.after_command(ctx)
+        return rc
+    except CliError as exc:
+        answer(exc.exit_code, output.failure_envelope(exc))
+        return exc.exit_code
+    except KeyboardInterrupt:
+        answer(INTERRUPTED, interrupted())
+        return INTERRUPTED
+    finally:
+        if ctx is not None:
+            ctx.close()

@@ -1,0 +1,187 @@
+"""The command registry's shapes and lookups: a command, its options and its MCP tools are each
+declared once (cli.commands), and the parser (cli.parser), dispatch (cli.dispatch), the agent's
+served set (cli.served), the typed calls (cli.typed) and the MCP tools (cli.mcp_tools) are all
+read from that one declaration. Plain classes, no import: the write path loads this module."""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # typing costs the write path 3 ms: annotations only
+if TYPE_CHECKING:
+    from typing import Any
+
+# An option's kind: what its value is, on the command line and as a typed argument.
+TEXT = "text"            # a string as given
+INTEGER = "integer"      # checked whole (cli.option_types.integer)
+SECONDS = "seconds"      # checked whole (cli.option_types.seconds)
+FLAG = "flag"            # present or not
+TEXTS = "texts"          # repeatable: each occurrence adds one (`--relation A --relation B`)
+NAMES = "names"          # one or more after the flag, repeatable (`--participant a b`)
+JSON = "json"            # a JSON object's text on the command line; an object as an argument
+POSITIONAL = "positional"    # one value without a flag
+POSITIONALS = "positionals"  # one or more values without a flag
+
+
+class Option:
+    """One option of a command: its flag (or positional name), what its value is, and the
+    words that describe it. `tool_choices` narrows a free text to a list of values in the MCP
+    schema only (the command checks the value itself, with its own error); `tool_pair` makes
+    it a list of exactly two such values joined by that separator (`--dialogue-kind`)."""
+
+    __slots__ = ("flag", "name", "dest", "kind", "help", "required", "default", "choices",
+                 "metavar", "group", "hidden", "tool_choices", "tool_pair")
+
+    def __init__(self, flag: str, kind: str = TEXT, *, help: str | None = None,
+                 required: bool = False, default: Any = None, choices: tuple | None = None,
+                 metavar: str | None = None, dest: str | None = None, group: str | None = None,
+                 hidden: bool = False, tool_choices: tuple | None = None,
+                 tool_pair: str | None = None) -> None:
+        self.flag = flag
+        self.name = flag.lstrip("-").replace("-", "_")  # a typed argument's name
+        self.dest = dest or self.name  # its attribute in the parsed Namespace
+        self.kind = kind
+        self.help = help
+        self.required = required or kind in (POSITIONAL, POSITIONALS)
+        self.default = [] if kind == TEXTS and default is None else \
+            False if kind == FLAG else default
+        self.choices = choices
+        self.metavar = metavar
+        self.group = group  # a named argument group of the help (read's preview)
+        self.hidden = hidden  # left out of the help
+        self.tool_choices = tool_choices
+        self.tool_pair = tool_pair
+
+    @property
+    def positional(self) -> bool:
+        return self.kind in (POSITIONAL, POSITIONALS)
+
+
+class Param:
+    """One argument of an MCP tool: an option of its command by name, with what differs for the
+    tool (required where the command leaves it optional, its own description)."""
+
+    __slots__ = ("name", "required", "help")
+
+    def __init__(self, name: str, required: bool | None = None, help: str | None = None) -> None:
+        self.name = name
+        self.required = required
+        self.help = help
+
+
+class Tool:
+    """The MCP tool of a command (or of one of its forms: `read --preview`). Its arguments are
+    the command's options it names, in that order; `fixed` are the options it always sets.
+    Reads are idempotent; a write only when `idempotent` says so."""
+
+    __slots__ = ("name", "title", "group", "read_only", "destructive", "idempotent",
+                 "description", "params", "fixed", "command")
+
+    def __init__(self, name: str, title: str, group: str, description: str,
+                 params: tuple, *, read_only: bool, destructive: bool = False,
+                 idempotent: bool | None = None, fixed: dict | None = None) -> None:
+        self.name = name
+        self.title = title
+        self.group = group  # core, navigate or forget (`agent-memory mcp --tools`)
+        self.read_only = read_only
+        self.destructive = destructive  # may erase what cannot be had back
+        self.idempotent = read_only if idempotent is None else idempotent
+        self.description = description
+        self.params = tuple(p if isinstance(p, Param) else Param(p) for p in params)
+        self.fixed = fixed or {}
+        self.command: Command | None = None  # set by the command that declares it
+
+
+class Command:
+    """A command (or an action of one: `session open`): its name, help, options, the module
+    that runs it (`run(ctx, args)`, named on the command, not its actions), whether the
+    project's agent serves it (True, or the name of the flag that makes it served: `status
+    --probe`), whether its answer fits a budget (`--max-chars`: the read commands), its
+    actions, and its MCP tools."""
+
+    __slots__ = ("name", "help", "options", "module", "served", "budgeted", "actions",
+                 "tools", "parent", "groups")
+
+    def __init__(self, name: str, help: str, options: tuple = (), *, module: str | None = None,
+                 served: bool | str = False, budgeted: bool = False, actions: tuple = (),
+                 tools: tuple = (), groups: dict | None = None) -> None:
+        self.name = name
+        self.help = help
+        self.groups = groups or {}  # a named group of options in the help: its description
+        self.options = options
+        self.module = module
+        self.served = served
+        self.budgeted = budgeted
+        self.actions = {action.name: action for action in actions}
+        self.parent: Command | None = None
+        for action in actions:
+            action.parent = self
+        self.tools = tools
+        for tool in tools:
+            tool.command = self
+
+    @property
+    def words(self) -> list[str]:
+        """The command's words on the command line: ["session", "open"]."""
+        return [self.parent.name, self.name] if self.parent else [self.name]
+
+    @property
+    def top(self) -> Command:
+        return self.parent or self
+
+    def all_options(self) -> tuple:
+        """Its options, and the budget's where it has one (cli.commands.BUDGET)."""
+        if not self.top.budgeted:
+            return self.options
+        from agent_memory.cli.commands import BUDGET
+        return (*self.options, *BUDGET)
+
+    def option(self, name: str) -> Option:
+        """The option a typed argument names (`block_size` for `--block-size`)."""
+        for option in self.all_options():
+            if option.name == name:
+                return option
+        raise KeyError(f"{' '.join(self.words)} has no option {name!r}")
+
+
+def commands() -> dict[str, Command]:
+    """Every command by name, in the order of the help."""
+    from agent_memory.cli.commands import COMMANDS
+    return COMMANDS
+
+
+def command_of(args) -> Command | None:
+    """The declaration of a parsed command (its action's, for a command with actions)."""
+    command = commands().get(args.command)
+    if command is not None and command.actions:
+        return command.actions.get(getattr(args, "action", None))
+    return command
+
+
+def is_served(args) -> bool:
+    """Whether the project's agent runs this parsed command for its caller."""
+    command = commands().get(args.command)
+    if command is None:
+        return False
+    return bool(getattr(args, command.served)) if isinstance(command.served, str) \
+        else command.served
+
+
+def is_budgeted(args) -> bool:
+    command = commands().get(args.command)
+    return command is not None and command.budgeted
+
+
+def tools() -> list[Tool]:
+    """Every MCP tool, in the order of the commands that declare them."""
+    found = []
+    for command in commands().values():
+        for declared in (command, *command.actions.values()):
+            found.extend(declared.tools)
+    return found
+
+
+def module_of(args) -> str:
+    """The module whose `run(ctx, args)` runs this parsed command."""
+    command = commands()[args.command]
+    if command.module is None:
+        raise KeyError(args.command)
+    return command.module
