@@ -63,9 +63,9 @@ def import_client():
     import's time. They are then frozen (`gc.freeze`), so the collections of the drain that
     follows do not walk them again."""
     import sys
-    module = sys.modules.get("ailogger_client")
-    if module is not None:
-        return module
+    if "ailogger_client" in sys.modules:
+        import ailogger_client  # through the import system: waits for another thread's import
+        return ailogger_client
     import gc
     paused = gc.isenabled()
     gc.disable()
