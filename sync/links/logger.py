@@ -61,7 +61,9 @@ def import_client():
     paused: the import builds some 60,000 objects that live as long as the process (modules,
     classes, schemas) and would otherwise trigger about 150 collections, about a tenth of the
     import's time. They are then frozen (`gc.freeze`), so the collections of the drain that
-    follows do not walk them again."""
+    follows do not walk them again; but only in a process of our own (the CLI, the agent, the
+    MCP server): in a host process running the Python API (agent_memory.api loaded), a freeze
+    would also exempt the host's objects from every later collection, so it is not done."""
     import sys
     if "ailogger_client" in sys.modules:
         import ailogger_client  # through the import system: waits for another thread's import
@@ -74,7 +76,8 @@ def import_client():
     finally:
         if paused:
             gc.enable()
-    gc.freeze()
+    if "agent_memory.api" not in sys.modules:
+        gc.freeze()
     return ailogger_client
 
 
