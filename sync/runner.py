@@ -86,7 +86,8 @@ def run(store: Store, config: Config, *, session_id: str | None = None,
     if lock_wait > 0 and lock.holder() is not None:
         # the holder is letting go (an agent handing over exits, a sync finishes): the fleet
         # client's import (about half a second) is paid meanwhile, not after
-        import ailogger_client  # noqa: F401
+        from agent_memory.sync.links.logger import import_client
+        import_client()
     if not lock.acquire(lock_wait, identity.of(store.path, config)):
         raise LockBusy(lock.holder(), lock.holder_identity())
     try:

@@ -56,6 +56,31 @@ BATCH = RetryPolicy(attempts=4, initial=0.5, maximum=5.0)
 STEADY_POLL_S = 1.0
 
 
+def import_client():
+    """The fleet client's module, imported once per process with the cyclic garbage collector
+    paused: the import builds some 60,000 objects that live as long as the process (modules,
+    classes, schemas) and would otherwise trigger about 150 collections, about a tenth of the
+    import's time. They are then frozen (`gc.freeze`), so the collections of the drain that
+    follows do not walk them again; but only in a process of our own (the CLI, the agent, the
+    MCP server): in a host process running the Python API (agent_memory.api loaded), a freeze
+    would also exempt the host's objects from every later collection, so it is not done."""
+    import sys
+    if "ailogger_client" in sys.modules:
+        import ailogger_client  # through the import system: waits for another thread's import
+        return ailogger_client
+    import gc
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        import ailogger_client
+    finally:
+        if paused:
+            gc.enable()
+    if "agent_memory.api" not in sys.modules:
+        gc.freeze()
+    return ailogger_client
+
+
 class LoggerLink:
     """An open connection to the logger; use as `async with LoggerLink(config) as link`."""
 
@@ -70,8 +95,8 @@ class LoggerLink:
         self._client = None
 
     async def __aenter__(self) -> "LoggerLink":
-        from ailogger_client import AiLoggerClient
-        self._client = AiLoggerClient(self._config.logger, base_dir=self._config.base_dir)
+        client_class = import_client().AiLoggerClient
+        self._client = client_class(self._config.logger, base_dir=self._config.base_dir)
         await self._client.__aenter__()
         return self
 

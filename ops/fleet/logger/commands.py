@@ -228,23 +228,35 @@ def _whole_call(params: Any) -> list[dict[str, Any]]:
 
 
 def import_items(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Store each item independently, in one transaction; one outcome per item, in order."""
+    """Store each item independently, in one transaction; one outcome per item, in order.
+
+    What does not depend on the stored state (each item's checks, its canonical content and
+    JSON columns) is done before the write transaction, so the write lock, which the server
+    and the other import jobs wait for, is held for the SQL only."""
     faults = current_faults()
+    prepared: list[tuple[dict[str, Any] | None, Any]] = []
+    for item in items:
+        try:
+            msg = validate.message(item, imported=True)
+            prepared.append((msg, messages.encoded(msg)))
+        except Refusal as refusal:
+            prepared.append((None, refusal.as_item(item.get("message_id"))))
     conn = store.connect()
     outcomes: list[dict[str, Any]] = []
     with store.write(conn):
-        for item in items:
-            message_id = item.get("message_id")
+        for msg, ready in prepared:
+            if msg is None:
+                outcomes.append(ready)  # refused by its checks
+                continue
             conn.execute("SAVEPOINT item")
             try:
-                msg = validate.message(item, imported=True)
-                stored = messages.store_message(conn, msg, faults)
+                stored = messages.store_message(conn, msg, faults, ready)
                 outcomes.append({"message_id": stored["message_id"], "success": True,
                                  "text_head": stored["text_head"],
                                  "text_tail": stored["text_tail"]})
             except Refusal as refusal:
                 conn.execute("ROLLBACK TO item")
-                outcomes.append(refusal.as_item(message_id))
+                outcomes.append(refusal.as_item(msg["message_id"]))
             conn.execute("RELEASE item")
     return outcomes
 

@@ -32,6 +32,22 @@ def content_key(msg: dict[str, Any]) -> str:
                       separators=(",", ":"), ensure_ascii=False)
 
 
+class Encoded:
+    """What storing a validated message writes that its own fields decide alone: the canonical
+    content and the JSON columns (an import computes them before taking the write lock)."""
+
+    __slots__ = ("key", "relations", "attributes")
+
+    def __init__(self, key: str, relations: str, attributes: str) -> None:
+        self.key = key
+        self.relations = relations
+        self.attributes = attributes
+
+
+def encoded(msg: dict[str, Any]) -> Encoded:
+    return Encoded(content_key(msg), json.dumps(msg["relations"]), json.dumps(msg["attributes"]))
+
+
 def facts(message_id: str, sequence_number: int, receiver_kind: str, receiver_identity: str,
           text: str) -> dict[str, Any]:
     """The five facts of an accepted message (append answer)."""
@@ -57,12 +73,15 @@ def _check_target(conn: sqlite3.Connection, session_id: str, own_sequence: int |
                       violation="value", got=target)
 
 
-def store_message(conn: sqlite3.Connection, msg: dict[str, Any], faults: Faults) -> dict[str, Any]:
-    """Store one validated message (inside the caller's write transaction); its five facts."""
+def store_message(conn: sqlite3.Connection, msg: dict[str, Any], faults: Faults,
+                  ready: Encoded | None = None) -> dict[str, Any]:
+    """Store one validated message (inside the caller's write transaction); its five facts.
+    `ready`: its `encoded(msg)`, when the caller made it beforehand."""
     if faults.refuses(msg["text"]):
         raise Refusal(INJECTED_REFUSAL, "refused by the fault switch refuse_pattern "
                       f"{faults.refuse_pattern!r}", violation="value")
-    key = content_key(msg)
+    ready = ready or encoded(msg)
+    key = ready.key
     message_id = msg["message_id"]
     existing = None
     if message_id is not None:
@@ -99,8 +118,8 @@ def store_message(conn: sqlite3.Connection, msg: dict[str, Any], faults: Faults)
     received_at = store.now_utc()
     occurred_at = msg["occurred_at"] or received_at
     row = (msg["text"], msg["sender_kind"], msg["sender_identity"], msg["receiver_kind"],
-           msg["receiver_identity"], msg["priority"], json.dumps(msg["relations"]),
-           msg["corrects_message_id"], json.dumps(msg["attributes"]), occurred_at, key)
+           msg["receiver_identity"], msg["priority"], ready.relations,
+           msg["corrects_message_id"], ready.attributes, occurred_at, key)
     if existing is not None:
         sequence = existing[1]
         conn.execute(
@@ -123,7 +142,8 @@ def store_message(conn: sqlite3.Connection, msg: dict[str, Any], faults: Faults)
     links = [(r["to_message_id"], r["kind"]) for r in msg["relations"]]
     if msg["corrects_message_id"] is not None:
         links.append((msg["corrects_message_id"], "correction"))
-    conn.executemany(
-        "INSERT INTO relations(session_id, from_message_id, to_message_id, kind) VALUES(?,?,?,?)",
-        [(msg["session_id"], message_id, to, kind) for to, kind in links])
+    if links:
+        conn.executemany(
+            "INSERT INTO relations(session_id, from_message_id, to_message_id, kind) "
+            "VALUES(?,?,?,?)", [(msg["session_id"], message_id, to, kind) for to, kind in links])
     return facts(message_id, sequence, msg["receiver_kind"], msg["receiver_identity"], msg["text"])
