@@ -34,11 +34,19 @@ install-real-embedder: install-dev
 run: install
 	@bash ops/demo.sh $(BIN) $(DEMO)
 
+# Two workers (pytest-xdist), each with its own reference fleet, under a short temporary root:
+# an agent's socket lives in its store only while the path fits a unix socket name (108 bytes),
+# and pytest's own root (/tmp/pytest-of-USER/pytest-N/popen-gwN/...) would push most test
+# projects past it, into the user's private socket directory that one test opens on purpose.
+PYTEST = T=$$(mktemp -d /tmp/amt.XXXXXX); $(BIN)/python -m pytest -q -p no:cacheprovider -n 2 \
+	--basetemp=$$T
+PYTEST_END = ; rc=$$?; rm -rf $$T; exit $$rc
+
 test: install-dev
-	$(BIN)/python -m pytest -q -p no:cacheprovider
+	@$(PYTEST) $(PYTEST_END)
 
 test-fast: install-dev
-	$(BIN)/python -m pytest -q -p no:cacheprovider -m 'not slow'
+	@$(PYTEST) -m 'not slow' $(PYTEST_END)
 
 test-real-embedder: install-real-embedder
 	$(BIN)/python -m pytest -q -p no:cacheprovider -m real_embedder

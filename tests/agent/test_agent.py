@@ -15,6 +15,7 @@ import uuid
 
 import pytest
 
+from agent_memory.sync.agent.channel import socket_path as agent_socket
 from agentutil import agent_pids, status, stop_agents, wait_logged, wait_serving
 from amtest import message_args, open_args, wait_for
 from fleetutil import read_all
@@ -214,7 +215,7 @@ def test_a_stale_socket_is_replaced(agent_projects, fleet, unique_session_id):
     first = started_agent(project)
     os.kill(first["pid"], signal.SIGKILL)
     wait_for(lambda: not agent_pids(project), "the killed agent gone")
-    socket_path = os.path.join(project.store, ".agent.sock")
+    socket_path = agent_socket(project.store)  # in the store, or elsewhere for a long path
     assert os.path.exists(socket_path)  # left behind by the kill
     assert status(project) == {"running": False, "socket": socket_path, "stale_socket": True}
     opened = project.cli(*open_args(unique_session_id))  # inline, then starts a new agent
@@ -244,7 +245,7 @@ def test_an_autostarted_agent_exits_when_idle(agent_projects, fleet, tmp_path,
     with open(os.path.join(project.store, ".watcher.json")) as handle:
         state = json.load(handle)
     assert state["status"] == "stopped" and state["stop_reason"] == "idle"
-    assert not os.path.exists(os.path.join(project.store, ".agent.sock"))
+    assert not os.path.exists(agent_socket(project.store))
 
 
 def test_a_watcher_started_by_hand_never_idles_out(agent_projects, fleet):
@@ -354,10 +355,10 @@ def test_another_uid_is_refused(agent_projects, fleet):
         pytest.skip("needs root to run a client as nobody")
     project = agent_projects(str(fleet.config_path))
     started_agent(project)
-    socket_path = os.path.join(project.store, ".agent.sock")
+    socket_path = agent_socket(project.store)  # in the store, or elsewhere for a long path
     # open the way on purpose (as a careless chmod would): the agent must still refuse
     opened = []
-    path = project.store
+    path = os.path.dirname(socket_path)
     while path != "/":
         opened.append((path, os.stat(path).st_mode & 0o7777))
         os.chmod(path, os.stat(path).st_mode | 0o011)

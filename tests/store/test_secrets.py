@@ -7,6 +7,7 @@ import json
 import os
 import signal
 
+from agent_memory.sync.agent.channel import socket_path as agent_socket
 from amtest import message_args, open_args, wait_for
 
 TOKEN = "tok-7f3a9c1e5b-very-secret"
@@ -37,7 +38,7 @@ def test_a_token_and_a_key_path_never_show(synced_project, fleet, tmp_path,
         outputs.append(result.stdout + result.stderr)
     watcher = p.popen("sync", "--watch")
     try:
-        wait_for(lambda: os.path.exists(os.path.join(p.store, ".agent.sock")), "the agent")
+        wait_for(lambda: os.path.exists(agent_socket(p.store)), "the agent")
         served = p.cli(*message_args(sid, "through the agent"), "--wait", "10")
         outputs.append(served.stdout + served.stderr)
     finally:
