@@ -11,7 +11,7 @@ import sys
 import pytest
 
 import agent_memory
-from amtest import message_args
+from amtest import message_args, wait_for
 
 
 def _memory(project) -> agent_memory.Memory:
@@ -30,6 +30,11 @@ def test_methods_answer_as_their_commands(agent_running, unique_session_id):
                           receiver_kind="human", receiver_identity="alice",
                           relations=[("reply", first.message_id)], attributes={"k": [1]})
     assert first.store == "logger" and first.sequence_number == 0 and first.forwarded
+    # the logger embeds what it stores in its own time, and `get` says so: the answers compared
+    # below are taken once both vectors are there, not across the change
+    wait_for(lambda: all(memory.get(m).data["vectorization_state"] == "vectorized"
+                         for m in (first.message_id, second.message_id)),
+             "the logger's vectors of both messages")
     replay = project.cli("write", "--session-id", sid, "--sender-kind", "model",
                          "--sender-identity", "claude", "--receiver-kind", "human",
                          "--receiver-identity", "alice", "--text", "a reply to it",
