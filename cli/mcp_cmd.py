@@ -77,13 +77,18 @@ class Runner:
             if root is not None:
                 given["project_root"] = root
         async with self._lock:
-            self.calls += 1
-            rc, envelope = await anyio.to_thread.run_sync(run_tool, tool, arguments, given,
-                                                      self.warm)
+            rc, envelope = await anyio.to_thread.run_sync(self._run, tool, arguments, given)
         envelope = utf8(envelope)
         if envelope.get("success"):
             return mcp_tools.answer(envelope)
         raise ToolError(mcp_tools.error_text(rc, envelope))
+
+    def _run(self, tool, arguments: dict[str, Any], given: dict[str, Any]
+             ) -> tuple[int, dict[str, Any]]:
+        """In the worker thread: counted here, where the command really starts (a client that
+        leaves can cancel the call before its thread does, and it then never ran)."""
+        self.calls += 1
+        return run_tool(tool, arguments, given, self.warm)
 
 
 def run_tool(tool, arguments: dict[str, Any], global_values: dict[str, Any], warm=None

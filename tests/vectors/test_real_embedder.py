@@ -20,7 +20,10 @@ from vtest import emb_files, ids_of, read_emb, scores_of, with_config, write_tex
 from ops.fleet import real_embedder
 from ops.fleet.handle import Fleet
 
-pytestmark = [pytest.mark.real_embedder, pytest.mark.slow]
+# One worker runs the whole module (`make test`'s two workers distribute by xdist group), so
+# the real model's fleet, a module fixture, starts once and never beside a second copy.
+pytestmark = [pytest.mark.real_embedder, pytest.mark.slow,
+              pytest.mark.xdist_group("real_embedder")]
 
 TEXTS = [
     "The cat sleeps on the warm windowsill.",
