@@ -187,7 +187,7 @@ READ = Command("read", "a window of a session's messages by sequence number", (
                 f"{contract.MAX_PAGE_SIZE})"),
     Option("--preview-size", INTEGER, metavar="N", group=PREVIEW,
            help=f"characters of text per entry (default {contract.PREVIEW_SIZE})"),
-), module="read_cmd", served=True, budgeted=True, groups={
+), module="read_cmd", served=True, budget=BUDGET, groups={
     PREVIEW: "--preview: a paged listing of text prefixes across sessions, by time "
              "(messages_read's preview form); each filter is optional"},
     tools=(Tool("read", "Read a session", "core", """
@@ -211,7 +211,7 @@ GET = Command("get", "one message by its id", (
            help="only the text from this character on (from 0; default 0)"),
     Option("--text-length", INTEGER, metavar="L",
            help="only this many characters of the text (default: to its end)"),
-), module="read_cmd", served=True, budgeted=True, tools=(Tool("get", "Get a message", "core", """
+), module="read_cmd", served=True, budget=BUDGET, tools=(Tool("get", "Get a message", "core", """
     One message by its id (not found: error code MESSAGE_UNKNOWN, exit code 5). With
     text_offset and/or text_length, only that range of its text (`text_range`: the offset,
     the length answered and the text's total length), so a long text is read in pieces.
@@ -225,7 +225,7 @@ SESSIONS = Command("sessions", "list sessions", (
     Option("--dialogue-kind", metavar="KIND-to-KIND",
            help="only this dialogue kind, SENDER-to-RECEIVER, e.g. \"human-to-model\""),
     BLOCK_SIZE, CONTINUATION,
-), module="read_cmd", served=True, budgeted=True, tools=(Tool(
+), module="read_cmd", served=True, budget=BUDGET, tools=(Tool(
     "sessions", "List sessions", "core", """
     List sessions, with their attributes and lifecycle. Mirrors `agent-memory sessions`.""",
     ("project_id", "lifecycle", "participant", "dialogue_kind", "block_size", "continuation"),
@@ -252,7 +252,7 @@ SEARCH = Command("search", "messages closest in meaning to a query (message_sear
     Option("--filter-session-id", metavar="ID", help="only this session's messages"),
     Option("--filter-project-id", metavar="P", help="only this project's messages"),
     RANKING,
-), module="retrieval_cmd", served=True, budgeted=True, tools=(Tool(
+), module="retrieval_cmd", served=True, budget=BUDGET, tools=(Tool(
     "search", "Search by meaning", "core", """
     Messages closest in meaning to a query, best first (`matches`, each with its `score`;
     `more`, `next_offset`). Mirrors `agent-memory search`.""", (
@@ -272,7 +272,7 @@ WORKING_SET = Command("working-set", "a session's recent messages and those clos
            help=f"how many of the closest messages (default "
                 f"{contract.DEFAULT_SIMILARITY_COUNT})"),
     MODE, RANKING,
-), module="retrieval_cmd", served=True, budgeted=True, tools=(Tool(
+), module="retrieval_cmd", served=True, budget=BUDGET, tools=(Tool(
     "working_set", "What to keep in mind now", "core", """
     What to keep in mind now: a session's latest messages (`recent`, newest first) and those
     closest to an anchor (`closest`). Messages left out to fit `max_chars` are named in
@@ -283,7 +283,7 @@ WORKING_SET = Command("working-set", "a session's recent messages and those clos
 
 def _navigation(name: str, help: str, options: tuple, tool: Tool) -> Command:
     """A structural read: run by cli.navigate_cmd, served by the agent, within a budget."""
-    return Command(name, help, options, module="navigate_cmd", served=True, budgeted=True,
+    return Command(name, help, options, module="navigate_cmd", served=True, budget=BUDGET,
                    tools=(tool,))
 
 

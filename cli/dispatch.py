@@ -8,34 +8,34 @@ from __future__ import annotations
 
 import errno
 import sys
+from functools import partial
 
 from agent_memory.cli import output, registry
 from agent_memory.cli.errors import CliError, NoRoomError, StoreUnavailableError, UsageError
 from agent_memory.outbox.atomic import UnsafePathError
 
 
-def _dispatch(ctx, args) -> tuple[object, str]:
+def _dispatch(module: str | None, ctx, args) -> tuple[object, str]:
     """The command's module (cli.commands) runs it: (data, store). Imported by the import
     statement's own path (importlib's would hide it from -X importtime, which tests read)."""
-    try:
-        module = registry.module_of(args)
-    except KeyError:
-        raise UsageError(f"unknown command {args.command!r}") from None
+    if module is None:
+        raise UsageError(f"unknown command {args.command!r}")
     return __import__(f"agent_memory.cli.{module}", fromlist=("run",)).run(ctx, args)
 
 
-def execute(ctx, args) -> tuple[int, dict]:
-    """Run one parsed command: (exit code, the envelope to print). The agent runs served
-    commands through here too, so both paths answer the same bytes."""
+def execute(ctx, args, handling: registry.Handling) -> tuple[int, dict]:
+    """Run one parsed command, as its declaration says (`handling`: cli.registry.handling):
+    (exit code, the envelope to print). The agent runs served commands through here too, so
+    both paths answer the same bytes."""
     try:
-        budgeted = registry.is_budgeted(args)
-        if budgeted:  # the budget is applied here, so the agent's answer too
+        if handling.budgeted:  # the budget is applied here, so the agent's answer too
             from agent_memory.cli import budget_apply
             limit = budget_apply.limit(ctx, args)
-        data, store = _dispatch(ctx, args)
+        data, store = _dispatch(handling.module, ctx, args)
         envelope = output.success_envelope(data, store)
-        if budgeted:
-            envelope = budget_apply.fitted(ctx, args, envelope, limit, _dispatch)
+        if handling.budgeted:
+            envelope = budget_apply.fitted(ctx, args, envelope, limit,
+                                           partial(_dispatch, handling.module))
         return 0, envelope
     except CliError as exc:
         return exc.exit_code, output.failure_envelope(exc)

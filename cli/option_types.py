@@ -34,3 +34,13 @@ def not_utf8_at(text: str) -> int | None:
     except UnicodeEncodeError as exc:
         return exc.start
     return None
+
+
+def first_not_utf8(texts: list[str]) -> tuple[int, int] | None:
+    """The first of `texts` that is not UTF-8, as (its position from 1, where it stops being
+    UTF-8), or None: a whole command line checked in one call."""
+    for position, text in enumerate(texts, 1):
+        at = not_utf8_at(text)
+        if at is not None:
+            return position, at
+    return None

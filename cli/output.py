@@ -39,6 +39,12 @@ def emit(line: str) -> None:
     sys.stdout.flush()
 
 
+def answer(emit, rc: int, envelope: dict[str, Any] | str) -> None:
+    """A command's answer as the command line gives it (cli.main hands it to cli.perform, bound
+    to its `emit`): the envelope's one line, or the line the agent printed for it, as it is."""
+    emit(envelope if isinstance(envelope, str) else render(envelope))
+
+
 def success_envelope(data: Any, store: str) -> dict[str, Any]:
     return {"success": True, "store": store, "data": data}
 

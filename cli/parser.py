@@ -1,5 +1,5 @@
 """The command line: argparse built from the command registry (cli.commands), with usage errors
-raised as the JSON contract's."""
+raised as the JSON contract's; `parse` is the whole of it, in one call."""
 
 from __future__ import annotations
 
@@ -98,7 +98,7 @@ def _command(sub: argparse._SubParsersAction, command: Command) -> None:
     _globals(parser, suppress=True)
     groups = {name: parser.add_argument_group(name, description)
               for name, description in command.groups.items()}
-    for option in command.all_options():
+    for option in command.all_options:
         add_option(groups[option.group] if option.group else parser, option)
     if command.actions:
         actions = parser.add_subparsers(dest="action", metavar="ACTION", parser_class=Parser)
@@ -122,6 +122,25 @@ def command_in(argv: list[str]) -> str | None:
         if not token.startswith("-"):
             return token
     return None
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    """A command line parsed, with only its own command's options built (`build`): every
+    argument UTF-8, argparse's parse, and a command (with its action) named unless --version
+    is asked. UsageError for any fault; SystemExit for --help, whose text argparse printed."""
+    parser = build(command_in(argv))
+    bad = option_types.first_not_utf8(argv)
+    if bad is not None:  # bytes that are not UTF-8 arrive as lone surrogates
+        raise UsageError(f"argument {bad[0]} is not valid UTF-8 (at character {bad[1]})")
+    args = parser.parse_args(argv)
+    if args.version:
+        return args
+    if args.command is None:
+        raise UsageError("no command given: run `agent-memory --help` for the list")
+    if COMMANDS[args.command].actions and args.action is None:
+        raise UsageError(f"`{args.command}` needs an action: run "
+                         f"`agent-memory {args.command} --help`")
+    return args
 
 
 def build(only: str | None = None) -> Parser:

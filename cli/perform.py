@@ -26,14 +26,15 @@ def perform(args, answer, agent_argv, warm=None) -> int:
         from agent_memory.cli.context import Context
         from agent_memory.cli.served import serve_command
         ctx = Context(args, serve_command=serve_command, warm=warm)
-        if registry.is_served(args):
+        handling = registry.handling(args)  # its declaration, looked up once
+        if handling.served:
             from agent_memory.cli import agent_client
             served = agent_client.serve(ctx, args, agent_argv())
             if served is not None:
                 rc, line = served
                 answer(rc, line)
                 return rc
-        rc, envelope = execute(ctx, args)
+        rc, envelope = execute(ctx, args, handling)
         answer(rc, envelope)
         if ctx.agent_wanted:  # no agent answered this command: start one for the next
             from agent_memory.cli import agent_client

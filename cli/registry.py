@@ -94,14 +94,17 @@ class Command:
     """A command (or an action of one: `session open`): its name, help, options, the module
     that runs it (`run(ctx, args)`, named on the command, not its actions), whether the
     project's agent serves it (True, or the name of the flag that makes it served: `status
-    --probe`), whether its answer fits a budget (`--max-chars`: the read commands), its
-    actions, and its MCP tools."""
+    --probe`), the options of its answer's budget where its answer fits one (`budget`:
+    cli.commands.BUDGET, the read commands' `--max-chars`), its actions, and its MCP tools.
+
+    What is derived from where a command stands (`top`, `words`, `all_options`) is set once,
+    as plain attributes: the write path reads them on every command."""
 
     __slots__ = ("name", "help", "options", "module", "served", "budgeted", "actions",
-                 "tools", "parent", "groups")
+                 "tools", "parent", "groups", "top", "words", "all_options")
 
     def __init__(self, name: str, help: str, options: tuple = (), *, module: str | None = None,
-                 served: bool | str = False, budgeted: bool = False, actions: tuple = (),
+                 served: bool | str = False, budget: tuple = (), actions: tuple = (),
                  tools: tuple = (), groups: dict | None = None) -> None:
         self.name = name
         self.help = help
@@ -109,34 +112,23 @@ class Command:
         self.options = options
         self.module = module
         self.served = served
-        self.budgeted = budgeted
-        self.actions = {action.name: action for action in actions}
+        self.budgeted = bool(budget)
         self.parent: Command | None = None
+        self.top: Command = self  # the command itself, or the command of an action
+        self.words: tuple[str, ...] = (name,)  # its words on the command line: session open
+        self.all_options: tuple = (*options, *budget)  # its options, and its budget's
+        self.actions = {action.name: action for action in actions}
         for action in actions:
-            action.parent = self
+            action.parent = action.top = self
+            action.words = (name, action.name)
+            action.all_options = (*action.options, *budget)
         self.tools = tools
         for tool in tools:
             tool.command = self
 
-    @property
-    def words(self) -> list[str]:
-        """The command's words on the command line: ["session", "open"]."""
-        return [self.parent.name, self.name] if self.parent else [self.name]
-
-    @property
-    def top(self) -> Command:
-        return self.parent or self
-
-    def all_options(self) -> tuple:
-        """Its options, and the budget's where it has one (cli.commands.BUDGET)."""
-        if not self.top.budgeted:
-            return self.options
-        from agent_memory.cli.commands import BUDGET
-        return (*self.options, *BUDGET)
-
     def option(self, name: str) -> Option:
         """The option a typed argument names (`block_size` for `--block-size`)."""
-        for option in self.all_options():
+        for option in self.all_options:
             if option.name == name:
                 return option
         raise KeyError(f"{' '.join(self.words)} has no option {name!r}")
@@ -156,20 +148,6 @@ def command_of(args) -> Command | None:
     return command
 
 
-def is_served(args) -> bool:
-    """Whether the project's agent runs this parsed command for its caller."""
-    command = commands().get(args.command)
-    if command is None:
-        return False
-    return bool(getattr(args, command.served)) if isinstance(command.served, str) \
-        else command.served
-
-
-def is_budgeted(args) -> bool:
-    command = commands().get(args.command)
-    return command is not None and command.budgeted
-
-
 def tools() -> list[Tool]:
     """Every MCP tool, in the order of the commands that declare them."""
     found = []
@@ -179,9 +157,26 @@ def tools() -> list[Tool]:
     return found
 
 
-def module_of(args) -> str:
-    """The module whose `run(ctx, args)` runs this parsed command."""
-    command = commands()[args.command]
-    if command.module is None:
-        raise KeyError(args.command)
-    return command.module
+class Handling:
+    """What the shell does with a parsed command, read from its declaration in one look
+    (cli.perform, cli.dispatch, cli.served): the module whose `run(ctx, args)` runs it (None:
+    no such command), whether the project's agent serves this call of it, whether its answer
+    fits a budget."""
+
+    __slots__ = ("module", "served", "budgeted")
+
+    def __init__(self, module: str | None, served: bool, budgeted: bool) -> None:
+        self.module = module
+        self.served = served
+        self.budgeted = budgeted
+
+
+def handling(args) -> Handling:
+    """How the parsed command `args` is handled (its command's declaration: an action's is
+    its command's)."""
+    command = commands().get(args.command)
+    if command is None:
+        return Handling(None, False, False)
+    served = bool(getattr(args, command.served)) if isinstance(command.served, str) \
+        else command.served
+    return Handling(command.module, served, command.budgeted)

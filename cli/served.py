@@ -8,7 +8,7 @@ from __future__ import annotations
 from agent_memory.cli import output, registry
 from agent_memory.cli.dispatch import execute
 from agent_memory.cli.errors import CliError
-from agent_memory.cli.parser import build, command_in
+from agent_memory.cli.parser import parse
 
 
 def serve_command(argv: list[str], project_root: str, config_source: str | None,
@@ -19,16 +19,17 @@ def serve_command(argv: list[str], project_root: str, config_source: str | None,
     "error"} for arguments the agent does not serve."""
     from agent_memory.cli.context import Context
     try:
-        args = build(command_in(argv)).parse_args(argv)
+        args = parse(argv)
     except (SystemExit, CliError) as exc:  # the caller parsed it: never happens in use
         return {"ok": False, "error": f"arguments not served: {exc}"}
-    if not registry.is_served(args):
+    handling = registry.handling(args)
+    if not handling.served:
         return {"ok": False, "error": f"{args.command!r} is not served by the agent"}
     args.project_root = project_root
     args.config = config_source
     ctx = Context(args, route=route)
     try:
-        rc, envelope = execute(ctx, args)
+        rc, envelope = execute(ctx, args, handling)
     finally:
         ctx.close()
     return {"ok": True, "exit_code": rc, "line": output.render(envelope)}

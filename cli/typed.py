@@ -32,7 +32,7 @@ def namespace(command: Command, values: dict, global_values: dict) -> argparse.N
         parsed["action"] = command.name
     values = dict(values)
     missing = []
-    for option in command.all_options():
+    for option in command.all_options:
         value = values.pop(option.name, None)
         if value is None or (value is False and option.kind == FLAG):
             if option.required:
@@ -90,7 +90,7 @@ def argv_of(args: argparse.Namespace) -> list[str]:
     its default as `--name=value`), positionals after `--`."""
     command = command_of(args)
     changed, positionals = {}, []
-    for option in (*GLOBALS, *command.all_options()):
+    for option in (*GLOBALS, *command.all_options):
         value = getattr(args, option.dest)
         if value is None or value == option.default:
             continue

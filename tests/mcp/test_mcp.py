@@ -220,7 +220,7 @@ def test_a_typed_value_the_command_line_refuses_is_refused_in_its_words():
             assert str(typed_error.value) == str(parsed_error.value), (tool.name, p.name)
             assert typed_error.value.exit_code == 2
             checked += 1
-        needed = [o for o in tool.command.all_options() if o.required]
+        needed = [o for o in tool.command.all_options if o.required]
         if needed:  # nothing given: the required options named as argparse names them
             with pytest.raises(UsageError) as typed_error:
                 typed.namespace(tool.command, {}, {})
