@@ -24,10 +24,12 @@ from agent_memory.outbox.store import StoredFile
 from agent_memory.sync.delivery import Delivery
 
 
-def forward(ctx: Context, file: StoredFile, file_answer: dict[str, Any],
-            wait: float) -> tuple[dict[str, Any], str]:
-    """Forward the session of `file` (through the agent when there is one) and answer for it."""
-    return answer(deliver(ctx, file, wait), file, file_answer)
+def forward(ctx: Context, file: StoredFile, file_answer: dict[str, Any], wait: float,
+            embed_budget: float = 0.0, embed_inline: Callable[[], Any] | None = None
+            ) -> tuple[dict[str, Any], str]:
+    """Forward the session of `file` (through the agent when there is one) and answer for it:
+    `deliver`, then `answer`, in one call."""
+    return answer(deliver(ctx, file, wait, embed_budget, embed_inline), file, file_answer)
 
 
 def deliver(ctx: Context, file: StoredFile, wait: float, embed_budget: float = 0.0,

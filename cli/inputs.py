@@ -82,6 +82,32 @@ def relation(value: str) -> dict[str, str]:
     return {"to_message_id": target, "kind": kind_part}
 
 
+def message_fields(args) -> dict[str, Any]:
+    """Every field of the message `write` appends (outbox.store.Store.append_message), from its
+    parsed options, each checked here; nothing is written if any is wrong."""
+    fields: dict[str, Any] = {
+        "session_id": session_id(args.session_id),
+        "sender_kind": kind(args.sender_kind, "--sender-kind"),
+        "sender_identity": identity(args.sender_identity, "--sender-identity"),
+        "receiver_kind": kind(args.receiver_kind, "--receiver-kind"),
+        "receiver_identity": identity(args.receiver_identity, "--receiver-identity"),
+        "priority": non_negative(args.priority, "--priority"),
+        "relations": [relation(r) for r in args.relation],
+    }
+    if args.message_id is not None:
+        fields["message_id"] = message_id(args.message_id, "--message-id")
+    if args.occurred_at is not None:
+        fields["occurred_at"] = occurred_at(args.occurred_at)
+    if args.corrects is not None:
+        fields["corrects_message_id"] = message_id(args.corrects, "--corrects")
+    if args.attributes is not None:
+        fields["attributes"] = json_object(args.attributes, "--attributes")
+    if args.wait < 0:
+        raise UsageError("--wait must be 0 or more seconds")
+    fields["text"] = text(args.text)  # last: stdin is read only for a valid command
+    return fields
+
+
 def dialogue_kind(value: str) -> list[str]:
     parts = [p.strip(" ") for p in value.split(",")]
     if len(parts) != 2:

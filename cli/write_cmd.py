@@ -13,31 +13,6 @@ from agent_memory.outbox import contract, encoding
 from agent_memory.outbox.store import MessageExists, StoredFile
 
 
-def fields_from(args) -> dict[str, Any]:
-    """Every append_message field, validated; nothing is written if any is wrong."""
-    fields: dict[str, Any] = {
-        "session_id": inputs.session_id(args.session_id),
-        "sender_kind": inputs.kind(args.sender_kind, "--sender-kind"),
-        "sender_identity": inputs.identity(args.sender_identity, "--sender-identity"),
-        "receiver_kind": inputs.kind(args.receiver_kind, "--receiver-kind"),
-        "receiver_identity": inputs.identity(args.receiver_identity, "--receiver-identity"),
-        "priority": inputs.non_negative(args.priority, "--priority"),
-        "relations": [inputs.relation(r) for r in args.relation],
-    }
-    if args.message_id is not None:
-        fields["message_id"] = inputs.message_id(args.message_id, "--message-id")
-    if args.occurred_at is not None:
-        fields["occurred_at"] = inputs.occurred_at(args.occurred_at)
-    if args.corrects is not None:
-        fields["corrects_message_id"] = inputs.message_id(args.corrects, "--corrects")
-    if args.attributes is not None:
-        fields["attributes"] = inputs.json_object(args.attributes, "--attributes")
-    if args.wait < 0:
-        raise inputs.UsageError("--wait must be 0 or more seconds")
-    fields["text"] = inputs.text(args.text)  # last: stdin is read only for a valid command
-    return fields
-
-
 def append_answer(file: StoredFile, record: dict[str, Any]) -> dict[str, Any]:
     """The logger's five append facts, plus where the message waits in the outbox."""
     return {"message_id": record["message_id"], "sequence_number": record["sequence_number"],
@@ -139,7 +114,7 @@ def check_outbox_cap(ctx: Context, fields: dict[str, Any]) -> None:
 
 
 def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
-    fields = fields_from(args)
+    fields = inputs.message_fields(args)
     budget = embed_budget(args, ctx.store_mode)  # a bad value is refused before any write
     side = ctx.side()
     if ctx.store_mode == "logger":
@@ -174,8 +149,7 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
         if ctx.config.embedder is not None:
             def embed_here() -> None:
                 embed_on_write(ctx, budget, file, record)
-        delivered = forwarding.deliver(ctx, file, args.wait, budget, embed_here)
-        return forwarding.answer(delivered, file, answer)
+        return forwarding.forward(ctx, file, answer, args.wait, budget, embed_here)
     if file.area == "pending" and ctx.config.embedder is not None:
         embed_on_write(ctx, budget, file, record)
     return answer, "file"
