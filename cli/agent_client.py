@@ -29,8 +29,9 @@ to exit, does its work inline and starts a new agent with its own configuration 
 hand-started or systemd agent is never replaced: the command does without it and says so on
 stderr (a write's answer names it too, through the sync lock). An agent of an older release
 (another socket protocol) that was autostarted is asked to stop with SIGTERM.
-Starting, retiring and finding the agent (the process side) is sync.agent.lifecycle; this
-module is the command's side: what to ask, and what the answer means for the command.
+Starting, retiring and finding the agent (the process side) is sync.agent.lifecycle, and a
+request's round trip one call of sync.agent.channel (`ask`); this module is the command's
+side: what to ask, and what the answer means for the command.
 Pure standard library at import time: this module is on the write path.
 """
 
@@ -44,11 +45,12 @@ if TYPE_CHECKING:
 
 from agent_memory.cli.errors import CliError, UsageError
 from agent_memory.sync.agent import channel, lifecycle
-from agent_memory.sync.agent.lifecycle import AgentLost, ask, wait_gone
+from agent_memory.sync.agent.channel import AgentLost, ask
+from agent_memory.sync.agent.lifecycle import wait_gone
 
 ENV_MODE = lifecycle.MODE_ENV
 MODES = ("auto", "use", "off")
-CONNECT_TIMEOUT = lifecycle.CONNECT_TIMEOUT
+CONNECT_TIMEOUT = channel.CONNECT_TIMEOUT
 RUN_TIMEOUT = 300.0
 HANDOVER_WAIT = 15.0  # seconds an agent handing over gets to finish its batch and exit
 
@@ -97,7 +99,7 @@ def _asked(ctx, op: str, timeout: float, **fields: Any) -> dict[str, Any] | None
     identity = _identity(ctx) if _wanted(ctx) else None
     if identity is None:
         return None
-    answer = ask(identity["store"], channel.request(identity, op, **fields), timeout)
+    answer = ask(identity["store"], identity, op, fields, timeout)
     if answer is None:
         ctx.agent_wanted = True
         return None
@@ -192,8 +194,7 @@ def claim(ctx) -> str | dict[str, Any] | None:
     if identity is None:
         return ctx.agent_declined_by
     try:
-        answer = ask(identity["store"], channel.request(identity, "claim"),
-                     CONNECT_TIMEOUT + 10.0)
+        answer = ask(identity["store"], identity, "claim", {}, CONNECT_TIMEOUT + 10.0)
     except AgentLost:
         return None
     if answer is None:
@@ -218,8 +219,7 @@ def sync_round(ctx, limits: dict[str, int]) -> dict[str, Any] | None:
     if identity is None:
         return None
     try:
-        answer = ask(identity["store"], channel.request(identity, "sync", limits=limits),
-                     RUN_TIMEOUT)
+        answer = ask(identity["store"], identity, "sync", {"limits": limits}, RUN_TIMEOUT)
     except AgentLost as exc:
         return {"ok": False, "stopping": True, "error": str(exc)}
     if answer is None or answer.get("ok") or answer.get("stopping"):

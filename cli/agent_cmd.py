@@ -15,9 +15,8 @@ from agent_memory.sync.agent import channel, lifecycle
 
 def _ping(store_path: str) -> dict[str, Any] | None:
     try:
-        answer = lifecycle.ask(store_path, {"protocol": channel.PROTOCOL, "op": "ping"},
-                               timeout=5.0)
-    except lifecycle.AgentLost:
+        answer = channel.ask(store_path, {"protocol": channel.PROTOCOL}, "ping", {}, timeout=5.0)
+    except channel.AgentLost:
         return None
     return answer if answer and answer.get("ok") else None
 
@@ -83,8 +82,8 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
         return {"running": False, "stopped": False}, "file"
     pid = answer["pid"]
     try:
-        lifecycle.ask(store_path, {"protocol": channel.PROTOCOL, "op": "stop"}, timeout=5.0)
-    except lifecycle.AgentLost:
+        channel.ask(store_path, {"protocol": channel.PROTOCOL}, "stop", {}, timeout=5.0)
+    except channel.AgentLost:
         pass  # it went away on its own
     while lifecycle.alive(pid):
         if time.monotonic() >= deadline:

@@ -8,9 +8,11 @@ Unix socket name holds at most 107 bytes: for a deeper project the socket lives 
 user and closed to others), named by a hash of the store's path.
 
 One request per connection: a 4-byte big-endian length, then a JSON object; the answer comes
-back the same way. Pure standard library, and the client side (`connect`, `send`, `receive`)
-uses the `_socket` extension itself: the `socket` module around it costs the write path 4 ms
-at import and adds nothing a Unix stream needs.
+back the same way. `ask` is the whole of a caller's side in one call (find the socket,
+connect, send the request, receive the answer): nothing answering is None, never an error.
+Pure standard library, and the client side (`connect`, `send`, `receive`) uses the `_socket`
+extension itself: the `socket` module around it costs the write path 4 ms at import and adds
+nothing a Unix stream needs.
 """
 
 from __future__ import annotations
@@ -30,11 +32,40 @@ LOG_NAME = ".agent.log"
 MAX_SOCKET_PATH = 107  # sun_path is 108 bytes with its terminating NUL
 MAX_FRAME = 64 << 20  # a 1 MiB text, escaped, and a read window fit with room to spare
 PROTOCOL = 2  # 2: requests carry the caller's whole identity (sync.identity)
+CONNECT_TIMEOUT = 2.0
 _HEADER_SIZE = 4
 
 
 class AgentSocketError(OSError):
     """The private directory for a long socket path cannot be trusted or made."""
+
+
+class AgentLost(Exception):
+    """The agent took the request but the connection broke before its answer."""
+
+
+def ask(store_path: str, identity: dict[str, Any], op: str, fields: dict[str, Any],
+        timeout: float) -> dict[str, Any] | None:
+    """The answer of the store's agent to the request `op` with `fields` from `identity`
+    (`request`), within `timeout` seconds once sent; None when no agent answers the
+    connection (no socket, a killed agent's stale one, one that is not ours); AgentLost when
+    it took the request and went away without answering."""
+    try:
+        sock = connect(socket_path(store_path), CONNECT_TIMEOUT)
+    except OSError:  # ENOENT: none; ECONNREFUSED: a dead agent's socket; EACCES: not ours
+        return None
+    try:
+        try:
+            send(sock, request(identity, op, **fields))
+        except OSError:
+            return None  # it never had the request
+        sock.settimeout(timeout)
+        try:
+            return receive(sock)
+        except (OSError, ConnectionError) as exc:
+            raise AgentLost(str(exc) or type(exc).__name__) from None
+    finally:
+        sock.close()
 
 
 def socket_path(store_path: str) -> str:

@@ -2,9 +2,9 @@
 CLI (cli.agent_client decides what to ask and what an answer means for its command) and for the
 agent's own start (cli.watch_cmd keeps the start lock it inherits).
 
-- Finding: `connect` and `ask` reach the agent on the store's socket (sync.agent.channel);
-  nothing answering (no socket, or a killed agent's stale one) is None, never an error.
-  `alive` and `wait_gone` follow a pid.
+- Finding: `connect` reaches the agent on the store's socket (asking it is one call of
+  sync.agent.channel, `ask`); nothing answering (no socket, or a killed agent's stale one) is
+  None, never an error. `alive` and `wait_gone` follow a pid.
 - Starting: `start` spawns `sync --watch --autostarted` in the background unless one runs or
   is being started: `.agent-memory/.agent.lock` decides who starts it (the starter takes it
   without waiting and hands it to the agent, which holds it for its life: `keep_start_lock`),
@@ -21,20 +21,12 @@ from __future__ import annotations
 
 import os
 
-TYPE_CHECKING = False  # typing costs the write path 3 ms: annotations only
-if TYPE_CHECKING:
-    from typing import Any
-
 from agent_memory.sync.agent import channel
 
-CONNECT_TIMEOUT = 2.0
+CONNECT_TIMEOUT = channel.CONNECT_TIMEOUT
 LOG_ROTATE_BYTES = 8 << 20
 LOCK_FD_ENV = "AGENT_MEMORY_AGENT_LOCK_FD"  # the start lock's descriptor, handed to the agent
 MODE_ENV = "AGENT_MEMORY_AGENT"  # the CLI's agent mode: never inherited by the agent
-
-
-class AgentLost(Exception):
-    """The agent took the request but the connection broke before its answer."""
 
 
 # --- finding -----------------------------------------------------------------------------------
@@ -44,26 +36,6 @@ def connect(store_path: str, timeout: float = CONNECT_TIMEOUT):
         return channel.connect(channel.socket_path(store_path), timeout)
     except OSError:  # ENOENT: none; ECONNREFUSED: a dead agent's socket; EACCES: not ours
         return None
-
-
-def ask(store_path: str, message: dict[str, Any], timeout: float) -> dict[str, Any] | None:
-    """The agent's answer; None when no agent answers the connection; AgentLost when it took
-    the request and went away without answering."""
-    sock = connect(store_path)
-    if sock is None:
-        return None
-    try:
-        try:
-            channel.send(sock, message)
-        except OSError:
-            return None  # it never had the request
-        sock.settimeout(timeout)
-        try:
-            return channel.receive(sock)
-        except (OSError, ConnectionError) as exc:
-            raise AgentLost(str(exc) or type(exc).__name__) from None
-    finally:
-        sock.close()
 
 
 def alive(pid: int) -> bool:
