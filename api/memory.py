@@ -3,9 +3,10 @@
 (its git top level), the configuration `config` or the one the CLI finds.
 
 A method's named parameters are its command's options (`block_size` for `--block-size`); any
-other keyword is passed on as `--name=value` too, so an option the command line gains works
-here before the method names it. Values reach the parser as they are, never through a shell:
-the command validates them and refuses what it would refuse (UsageError, exit 2)."""
+other keyword is passed on as an option of that name too, so an option the command line gains
+works here before the method names it. The values become the command's options as the command
+line's parse would make them, checked by its own checks, without a command line in between
+(cli.perform.perform_values): what it would refuse is refused (UsageError, exit 2)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from agent_memory.api import runner
-from agent_memory.cli.argv import options
 from agent_memory.api.results import (Answer, Forgotten, Info, LeafPage, Marked, Message,
                                       MessagePage, PreviewPage, RelationPage, SearchPage,
                                       SessionPage, SessionState, Status, SyncReport,
@@ -38,21 +38,26 @@ class Memory:
         return f"Memory(project_root={self.project_root!r}, config={self.config!r})"
 
     # --- the plumbing ---------------------------------------------------------------------------
+    def global_values(self) -> dict[str, Any]:
+        """The global options every call carries, by their parsed names."""
+        return {"config": self.config, "project_root": self.project_root,
+                "store": self.store, "no_agent": self.no_agent}
+
     def global_argv(self) -> list[str]:
-        """The global options every call carries."""
+        """The global options as a command line, for `command`."""
+        from agent_memory.cli.argv import options
         return options([], config=self.config, project_root=self.project_root,
-                              store=None if self.store == "auto" else self.store,
-                              no_agent=self.no_agent)
+                       store=None if self.store == "auto" else self.store,
+                       no_agent=self.no_agent)
 
     def command(self, *argv: str) -> Answer:
         """Any command by its argv after the global options (`memory.command("verify")`)."""
         return Answer(*runner.answer([*self.global_argv(), *argv]))
 
-    def _call(self, command: list[str], positional: Sequence[str] = (), **values: Any) -> Answer:
-        argv = options(command, **values)
-        if positional:
-            argv += ["--", *positional]
-        return self.command(*argv)
+    def _call(self, command: list[str], **values: Any) -> Answer:
+        """The command `command` names with `values` by option name (a positional's too)."""
+        return Answer(*runner.answer_of(*runner.run_values(command, values,
+                                                           self.global_values())))
 
     def _typed(self, kind, command: list[str], **values: Any):
         """The command's answer as the result type `kind` (api.results)."""
@@ -136,13 +141,13 @@ class Memory:
 
     def get(self, message_id: str, **options: Any) -> Message:
         """`get`: one message by id (NotFoundError when neither side holds it)."""
-        answer = self._call(["get"], [message_id], **options)
+        answer = self._call(["get"], message_id=message_id, **options)
         return Message.from_entry(answer.store, answer.data)
 
     def preview(self, **options: Any) -> PreviewPage:
         """`read --preview`: session_id, caller, recipient, period_start, period_end,
         page_offset, page_size, preview_size, show_deleted."""
-        return self._typed(PreviewPage, ["read", "--preview"], **options)
+        return self._typed(PreviewPage, ["read"], preview=True, **options)
 
     def search(self, query: str, scope: str, target: str | None = None,
                **options: Any) -> SearchPage:
@@ -182,12 +187,12 @@ class Memory:
     # --- forgetting -----------------------------------------------------------------------------
     def delete(self, message_id: str, mode: str, **options: Any) -> Forgotten:
         """`delete`: mode "soft" (hidden) or "hard" (its text purged here and at the logger)."""
-        answer = self._call(["delete"], [message_id], mode=mode, **options)
+        answer = self._call(["delete"], message_id=message_id, mode=mode, **options)
         return Forgotten.from_answer(answer.store, answer.data)
 
     def mark(self, *message_ids: str, unmark: bool = False, **options: Any) -> Marked:
         """`mark`: set (or clear, `unmark`) the soft-deletion flag of messages, all or none."""
-        answer = self._call(["mark"], list(message_ids), unmark=unmark, **options)
+        answer = self._call(["mark"], message_ids=list(message_ids), unmark=unmark, **options)
         return Marked.from_answer(answer.store, answer.data)
 
     # --- the outbox and the fleet ---------------------------------------------------------------

@@ -1,6 +1,8 @@
-"""One command at a time, in this process, by the command line's own code (`cli.main.run` on
-the command's argv): the same validation, outbox write, forwarding through the
-project's agent (started after the command in auto mode, as the CLI does), budgets and answers.
+"""One command at a time, in this process, by the command line's own code: a method's typed
+values become the command's options as the parse would make them, without a command line
+(cli.perform.perform_values, as an MCP tool's call); `command(*argv)` goes through `cli.main.run`.
+The same validation, outbox write, forwarding through the project's agent (started after the
+command in auto mode, as the CLI does), budgets and answers.
 
 The CLI's code assumes one command per process at a time, so calls from any thread (or event
 loop) are serialized by one process-wide lock. The process keeps its configuration and stores
@@ -38,10 +40,30 @@ def run(argv: list[str]) -> tuple[int, dict[str, Any]]:
     return rc, json.loads(lines[0])
 
 
+def run_values(words: list[str], values: dict[str, Any], global_values: dict[str, Any]
+               ) -> tuple[int, dict[str, Any]]:
+    """(exit code, the answer as a dict) of the command `words` names, called with `values` by
+    option name and the global options' `global_values` by dest."""
+    from agent_memory.cli import agent_client, output, typed
+    from agent_memory.cli.errors import CliError
+    from agent_memory.cli.perform import perform_values
+    try:
+        command = typed.command(words)
+    except CliError as exc:
+        return exc.exit_code, output.failure_envelope(exc)
+    with _LOCK:
+        agent_client.reap_started()
+        return perform_values(command, values, global_values, warm=_warm())
+
+
 def answer(argv: list[str]) -> tuple[str, Any]:
-    """(store, data) of a command that succeeded; its failure raised as an AgentMemoryError
-    (KeyboardInterrupt when it was interrupted)."""
-    rc, envelope = run(argv)
+    """(store, data) of the command line `argv` that succeeded; its failure raised as an
+    AgentMemoryError (KeyboardInterrupt when it was interrupted)."""
+    return answer_of(*run(argv))
+
+
+def answer_of(rc: int, envelope: dict[str, Any]) -> tuple[str, Any]:
+    """(store, data) of a command's envelope that says success; else its failure raised."""
     if envelope.get("success"):
         return envelope.get("store", "file"), envelope.get("data")
     error = envelope.get("error") or {}

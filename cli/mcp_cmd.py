@@ -18,7 +18,6 @@ closing answer (cli.main).
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
@@ -27,7 +26,6 @@ from typing import Any
 import anyio
 
 from agent_memory.cli import mcp_tools
-from agent_memory.cli.errors import CliError
 
 
 def run(ctx, args) -> tuple[dict[str, Any], str]:
@@ -94,20 +92,9 @@ class Runner:
 def run_tool(tool, arguments: dict[str, Any], global_values: dict[str, Any], warm=None
              ) -> tuple[int, dict[str, Any]]:
     """One tool's command by the CLI's own code: (exit code, its envelope)."""
-    from agent_memory.cli import output, typed
-    from agent_memory.cli.perform import perform
+    from agent_memory.cli.perform import perform_values
     _reap_children()
-    try:
-        args = typed.namespace(tool.command, mcp_tools.values(tool, arguments), global_values)
-    except CliError as exc:
-        return exc.exit_code, output.failure_envelope(exc)
-    answers: list[dict[str, Any]] = []
-
-    def answer(rc: int, envelope) -> None:  # the agent's answer arrives as its printed line
-        answers.append(json.loads(envelope) if isinstance(envelope, str) else envelope)
-
-    rc = perform(args, answer, lambda: typed.argv_of(args), warm=warm)
-    return rc, answers[0]
+    return perform_values(tool.command, mcp_tools.values(tool, arguments), global_values, warm)
 
 
 def utf8(value: Any) -> Any:

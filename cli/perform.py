@@ -1,7 +1,9 @@
 """A parsed command run as the shell runs it, whoever asked for it (the command line, cli.main;
-an MCP tool's typed call, cli.mcp_cmd): in the project's agent when it serves the command and
-answers, else here (cli.dispatch); its answer handed over; then, when no agent answered, the
-agent started for the next command (after the answer: the caller waits on it)."""
+an MCP tool's call, cli.mcp_cmd; a Python API method, api.runner): in the project's agent when
+it serves the command and answers, else here (cli.dispatch); its answer handed over; then, when
+no agent answered, the agent started for the next command (after the answer: the caller waits
+on it). Typed callers (`perform_values`) skip the command line: their values are checked as
+the parse checks them and become its options directly (cli.typed)."""
 
 from __future__ import annotations
 
@@ -49,3 +51,23 @@ def perform(args, answer, agent_argv, warm=None) -> int:
     finally:
         if ctx is not None:
             ctx.close()
+
+
+def perform_values(command, values: dict, global_values: dict, warm=None) -> tuple[int, dict]:
+    """`command` (cli.registry.Command) called with typed values by option name (an MCP tool's
+    arguments, a Python API method's parameters) and the global options' values by dest: no
+    argv and no parse; a value the command line would refuse is refused with its words and
+    exit 2. (exit code, the command's envelope as a dict.)"""
+    import json
+    from agent_memory.cli import typed
+    try:
+        args = typed.namespace(command, values, global_values)
+    except CliError as exc:
+        return exc.exit_code, output.failure_envelope(exc)
+    answers: list[dict] = []
+
+    def answer(rc: int, envelope) -> None:  # the agent's answer arrives as its printed line
+        answers.append(json.loads(envelope) if isinstance(envelope, str) else envelope)
+
+    rc = perform(args, answer, lambda: typed.argv_of(args), warm=warm)
+    return rc, answers[0]

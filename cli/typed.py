@@ -1,4 +1,5 @@
-"""A command called with typed values (an MCP tool's arguments) instead of a command line: the
+"""A command called with typed values (an MCP tool's arguments, a Python API method's
+parameters) instead of a command line: the
 values checked by the command line's own checks (cli.option_types, the declared choices), with
 argparse's words and exit 2, and put into the Namespace argparse would have made, without an
 argv or a parse. And back: a parsed command's command line, for the one place that needs text,
@@ -14,19 +15,46 @@ from agent_memory.cli.argv import options
 from agent_memory.cli.commands import GLOBALS
 from agent_memory.cli.errors import UsageError
 from agent_memory.cli.registry import (FLAG, INTEGER, JSON, NAMES, POSITIONALS, SECONDS, TEXTS,
-                                       Command, Option, command_of)
+                                       Command, Option, command_of, commands)
 
 _CHECKS = {INTEGER: option_types.integer, SECONDS: option_types.seconds}
 _LISTS = (TEXTS, NAMES, POSITIONALS)
 
 
+def command(words: list[str]) -> Command:
+    """The command a command line's words name (`["session", "open"]`); UsageError in
+    argparse's words for one it does not know."""
+    found = commands().get(words[0]) if words else None
+    if found is None:
+        choices = ", ".join(repr(name) for name in commands())
+        given = repr(words[0]) if words else "none"
+        raise UsageError(f"agent-memory: argument COMMAND: invalid choice: {given} (choose "
+                         f"from {choices})")
+    if not found.actions:
+        return found
+    if len(words) < 2:
+        raise UsageError(f"`{found.name}` needs an action: run `agent-memory {found.name} "
+                         "--help`")
+    action = found.actions.get(words[1])
+    if action is None:
+        choices = ", ".join(repr(name) for name in found.actions)
+        given = repr(words[1])
+        raise UsageError(f"agent-memory {found.name}: argument ACTION: invalid choice: {given} "
+                         f"(choose from {choices})")
+    return action
+
+
 def namespace(command: Command, values: dict, global_values: dict) -> argparse.Namespace:
     """The Namespace of `command` with `values` (by option name; None: left out, the default
-    applies) and the global options' `global_values` (by dest). UsageError as argparse words
-    it for a value the command line would refuse, a required option missing, an unknown one."""
+    applies) and the global options' `global_values` (by dest, checked as the command line
+    checks them). UsageError as argparse words it for a value the command line would refuse,
+    a required option missing, an unknown one."""
     prog = " ".join(["agent-memory", *command.words])
     parsed = {option.dest: option.default for option in GLOBALS}
-    parsed.update(global_values)
+    for option in GLOBALS:
+        value = global_values.get(option.dest)
+        if value is not None and value is not False:
+            parsed[option.dest] = _checked("agent-memory", option, value)
     parsed.update(version=False, command=command.top.name)
     if command.parent is not None:
         parsed["action"] = command.name
@@ -34,17 +62,19 @@ def namespace(command: Command, values: dict, global_values: dict) -> argparse.N
     missing = []
     for option in command.all_options:
         value = values.pop(option.name, None)
-        if value is None or (value is False and option.kind == FLAG):
+        if value is None or (value is False and option.kind == FLAG) \
+                or (option.kind == POSITIONALS and not isinstance(value, str) and not value):
             if option.required:
                 missing.append(option.metavar if option.positional else option.flag)
             parsed[option.dest] = list(option.default) if option.kind == TEXTS \
                 else option.default
             continue
         parsed[option.dest] = _checked(prog, option, value)
-    if values:
-        raise UsageError(f"{prog}: unrecognized arguments: {', '.join(sorted(values))}")
-    if missing:
+    if missing:  # argparse's order: a required option missing is told first
         raise UsageError(f"{prog}: the following arguments are required: {', '.join(missing)}")
+    unknown = options([], **values)  # None and False left out, as the command line does
+    if unknown:
+        raise UsageError(f"agent-memory: unrecognized arguments: {' '.join(unknown)}")
     return argparse.Namespace(**parsed)
 
 

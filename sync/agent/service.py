@@ -34,7 +34,6 @@ changed reloads it and serves.
 
 from __future__ import annotations
 
-import os
 from typing import Any, Callable
 
 from agent_memory.outbox import names
@@ -45,9 +44,9 @@ from agent_memory.sync import delivery, identity
 from agent_memory.sync.links import failures
 
 
-# The CLI's dispatcher for a served command: (argv, project root, configuration path, route) ->
-# {"ok", "exit_code", "line"} or {"ok": False, "error"}.
-RunCommand = Callable[[list, str, "str | None", Any], dict]
+# The CLI's dispatcher for a served command: (argv, the agent's store, its configuration, route)
+# -> {"ok", "exit_code", "line"} or {"ok": False, "error"}. The caller's identity matched both.
+RunCommand = Callable[[list, Any, Any, Any], dict]
 
 
 class AgentService:
@@ -152,8 +151,7 @@ class AgentService:
             return requests.Called(ok=True, failure=failures.as_failure(exc).as_dict())
 
     def _run(self, request: requests.Run) -> dict[str, Any]:
-        return self._run_command(request.argv, os.path.dirname(self.store.path),
-                                 self.port.config().source, self.route)
+        return self._run_command(request.argv, self.store, self.port.config(), self.route)
 
     def _sync(self, request: requests.Sync) -> Any:
         """A full round now, with the command's batch bounds; its report, or why there was

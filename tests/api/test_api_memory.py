@@ -128,6 +128,14 @@ FAILURES = [
     (lambda m, sid: m.read("../escape"), lambda sid: ["read", "--session-id", "../escape"]),
     (lambda m, sid: m.read(sid, bogus_option=1), lambda sid: ["read", "--session-id", sid,
                                                                "--bogus-option=1"]),
+    # the values are checked as the command line checks them, without a command line
+    (lambda m, sid: m.read(sid, block_size="12x"), lambda sid: ["read", "--session-id", sid,
+                                                                 "--block-size", "12x"]),
+    (lambda m, sid: m.mark(), lambda sid: ["mark"]),
+    (lambda m, sid: m.delete(sid, mode="gone"), lambda sid: ["delete", sid, "--mode", "gone"]),
+    (lambda m, sid: m.agent("bogus"), lambda sid: ["agent", "bogus"]),
+    (lambda m, sid: agent_memory.Memory(m.project_root, m.config, store="bogus").status(),
+     lambda sid: ["--store", "bogus", "status"]),
 ]
 
 
