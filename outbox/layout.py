@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 
 from agent_memory.outbox import atomic, names
-from agent_memory.outbox.contract import is_valid_session_id
+from agent_memory.outbox.contract import is_valid_session_id, session_ids_among
 
 PENDING = "pending"
 IMPORTED = "imported"
@@ -90,6 +90,7 @@ def open_set_aside(store_fd: int, name: str) -> int:
 def session_entries(area_fd: int) -> list[os.DirEntry]:
     """The session directories of an area this user may open, unsorted (entries named like a
     session that are not directories, or may not be opened, are outbox.entries' to report)."""
-    return [e for e in os.scandir(area_fd)
-            if is_valid_session_id(e.name) and e.is_dir(follow_symlinks=False)
-            and may_open(e.name, area_fd)]
+    entries = list(os.scandir(area_fd))
+    valid = session_ids_among([e.name for e in entries])
+    return [e for e in entries
+            if e.name in valid and e.is_dir(follow_symlinks=False) and may_open(e.name, area_fd)]

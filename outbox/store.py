@@ -17,8 +17,8 @@ if TYPE_CHECKING:
 
 from agent_memory.outbox import atomic, encoding, layout, names
 from agent_memory.outbox.availability import StoreUnavailable, check_available
-from agent_memory.outbox.contract import (format_utc, is_valid_session_id, new_uuid4,
-                                           normalise_occurred_at)
+from agent_memory.outbox.contract import (format_utc, new_uuid4, normalise_occurred_at,
+                                           session_ids_among)
 from agent_memory.outbox.layout import IMPORTED, PENDING, QUARANTINED
 
 __all__ = ["Store", "StoredFile", "StoredMessage", "NewMessage", "Unreadable", "MessageExists",
@@ -164,8 +164,10 @@ class Store:
 
     def has_pending(self) -> bool:
         """Is any final-named file waiting in any session? (cheap: stops at the first)"""
-        for entry in os.scandir(self._fd):
-            if not is_valid_session_id(entry.name) or not entry.is_dir(follow_symlinks=False):
+        entries = list(os.scandir(self._fd))
+        valid = session_ids_among([e.name for e in entries])
+        for entry in entries:
+            if entry.name not in valid or not entry.is_dir(follow_symlinks=False):
                 continue
             try:
                 fd = self._session_dir(entry.name)
