@@ -210,14 +210,22 @@ class Store:
     # --- locating and reading ------------------------------------------------------------------
     def area_of(self, session_id: str, name: str,
                 areas: tuple[str, ...] = layout.AREAS) -> str | None:
-        """Where a file of a session lies now (a concurrent syncer may have moved it), or None."""
-        for area in areas:
-            try:
-                self.stat(StoredFile(session_id, area, name))
-                return area
-            except FileNotFoundError:
-                continue
-        return None
+        """Where a file of a session lies now (a concurrent syncer may have moved it), or None.
+        The areas are asked in order (pending before imported: a file moved meanwhile is found
+        where it went)."""
+        dirs = self._session_dirs(session_id, areas)
+        try:
+            for area, fd in dirs.items():
+                if fd is None:
+                    continue
+                try:
+                    os.stat(name, dir_fd=fd, follow_symlinks=False)
+                    return area
+                except FileNotFoundError:
+                    continue
+            return None
+        finally:
+            _close(dirs)
 
     def stat(self, file: StoredFile) -> os.stat_result:
         """The file's own status (a symbolic link is not followed); FileNotFoundError when it
