@@ -35,6 +35,36 @@ def open_dir(path: str, dir_fd: int | None = None) -> int:
         raise
 
 
+def open_dirs(dir_fd: int, paths: "list[tuple[str, ...]]") -> "list[int | None]":
+    """A descriptor of each directory of `paths` (each a tuple of names, one per level, below
+    `dir_fd`), opened one level at a time and following a symlink at none of them (open_dir
+    at each): None for one that is not there. On an error, those opened are closed again."""
+    out: list[int | None] = []
+    try:
+        for parts in paths:
+            try:
+                out.append(_open_below(dir_fd, parts))
+            except FileNotFoundError:
+                out.append(None)
+    except BaseException:
+        for fd in out:
+            if fd is not None:
+                os.close(fd)
+        raise
+    return out
+
+
+def _open_below(dir_fd: int, parts: tuple[str, ...]) -> int:
+    fd = open_dir(parts[0], dir_fd=dir_fd)
+    for part in parts[1:]:
+        try:
+            inner = open_dir(part, dir_fd=fd)
+        finally:
+            os.close(fd)
+        fd = inner
+    return fd
+
+
 def ensure_dir(parent_fd: int, name: str) -> int:
     """Open `name` under `parent_fd`, creating it 0700 (and syncing the parent) if missing."""
     try:

@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 
 TYPE_CHECKING = False  # typing costs the write path 3 ms: annotations only
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Iterable
 
 # --- participant kinds and relations (documented) -------------------------------------------------
 PARTICIPANT_KINDS = ("human", "model", "tool", "system")
@@ -204,6 +204,12 @@ _RFC3339_RE = re.compile(
 def is_valid_session_id(value: str) -> bool:
     """One path component of safe characters, no leading dot, at most 128 characters."""
     return isinstance(value, str) and bool(_SESSION_ID_RE.fullmatch(value)) and ".." not in value
+
+
+def session_ids_among(entries: "Iterable[str]") -> set[str]:
+    """Those of `entries` (a directory's listing) that are valid session ids
+    (is_valid_session_id): the one check of a listing."""
+    return {e for e in entries if is_valid_session_id(e)}
 
 
 _UUID4_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}",

@@ -48,6 +48,12 @@ def message(**values: Any) -> dict[str, Any]:
     return _ordered(MESSAGE_FIELDS, record)
 
 
+def encoded_message(**values: Any) -> tuple[dict[str, Any], bytes]:
+    """A new message's record (message) and its bytes (encode): what the writer files."""
+    record = message(**values)
+    return record, encode(record)
+
+
 def event(**values: Any) -> dict[str, Any]:
     record = _ordered(EVENT_FIELDS, values)
     for name in EVENT_FIELDS[5:]:

@@ -28,6 +28,9 @@ _FINAL_RE = re.compile(
     r"([0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12})\.(msg|emb|ses)",
     re.ASCII,  # matched whole (fullmatch): `$` would let a name end in "\n"
 )
+# Where a final name holds its uuid (the time stamp is 23 characters, then "-", then the uuid's
+# 36): a name from a scan is read by slicing, not parsed again.
+ITEM_ID = slice(24, 60)
 
 
 def time_stamp(moment: datetime) -> str:
@@ -60,6 +63,13 @@ def is_final(name: str, ext: str | None = None) -> bool:
     return parsed is not None and (ext is None or parsed[2] == ext)
 
 
+def finals(entries: "Iterable[str]", ext: str | None = None) -> list[str]:
+    """The final record names among a directory's `entries` (of extension `ext` when given),
+    sorted (time order): the one scan of a listing, whatever else lies there ignored."""
+    match = _FINAL_RE.fullmatch
+    return sorted(n for n in entries if match(n) and (ext is None or n.endswith(ext)))
+
+
 def sibling(name: str, ext: str) -> str:
     """The same record's file of another extension (the `.emb` beside a `.msg`)."""
     return name[: name.rindex(".")] + ext
@@ -79,3 +89,10 @@ def moment_after(held: "Iterable[str]", now: datetime) -> datetime:
     if time_stamp(now) > stamp:
         return now
     return moment_of(stamp) + timedelta(milliseconds=1)
+
+
+def name_after(held: "Iterable[str]", now: datetime, item_id: str,
+               ext: str) -> tuple[datetime, str]:
+    """The moment (moment_after) and the final name of a record appended now."""
+    moment = moment_after(held, now)
+    return moment, final_name(moment, item_id, ext)

@@ -17,8 +17,8 @@ if TYPE_CHECKING:
 
 from agent_memory.outbox import atomic, encoding, layout, names
 from agent_memory.outbox.availability import StoreUnavailable, check_available
-from agent_memory.outbox.contract import (format_utc, is_valid_session_id, new_uuid4,
-                                           normalise_occurred_at)
+from agent_memory.outbox.contract import (format_utc, new_uuid4, normalise_occurred_at,
+                                           session_ids_among)
 from agent_memory.outbox.layout import IMPORTED, PENDING, QUARANTINED
 
 __all__ = ["Store", "StoredFile", "StoredMessage", "NewMessage", "Unreadable", "MessageExists",
@@ -41,12 +41,13 @@ class StoredFile(namedtuple("StoredFile", "session_id area name")):
 
     @property
     def item_id(self) -> str:
-        return names.parse_final_name(self.name)[1]
+        """The uuid its final name carries (the message_id or event_id)."""
+        return self.name[names.ITEM_ID]
 
     @property
     def relpath(self) -> str:
         """Path relative to the project root, for answers and warnings."""
-        return layout.relpath(self.session_id, self.area, self.name)
+        return f"{layout.SHOWN_DIRS[self.area]}{self.session_id}/{self.name}"
 
 
 class StoredMessage(namedtuple("StoredMessage", "file record")):
@@ -106,6 +107,23 @@ class Store:
                      create: bool = False) -> int | None:
         return layout.open_session(self._fd, session_id, area, create)
 
+    def _session_dirs(self, session_id: str, areas: tuple[str, ...]) -> dict[str, int | None]:
+        """The session's directories of `areas`, opened once for one operation (close them
+        with _close): its listing, reads and create then need no other open."""
+        return layout.open_session_dirs(self._fd, session_id, areas)
+
+    def _finals(self, session_id: str, dirs: dict[str, int | None],
+                ext: str | None = None) -> list[StoredFile]:
+        """Final-named files in `dirs` (_session_dirs), by area (in the order opened) then
+        name. Pending is listed before imported: a file a concurrent syncer moves between the
+        two listings is seen (in both), never missed."""
+        out: list[StoredFile] = []
+        for area, fd in dirs.items():
+            listing = os.listdir(fd) if fd is not None else None
+            if listing:
+                out.extend(StoredFile(session_id, area, n) for n in names.finals(listing, ext))
+        return out
+
     # --- listing -------------------------------------------------------------------------------
     def session_ids(self) -> list[str]:
         """Every session with a directory in any area, sorted."""
@@ -127,11 +145,11 @@ class Store:
     def files(self, session_id: str, ext: str | None = None,
               areas: tuple[str, ...] = (PENDING, IMPORTED)) -> list[StoredFile]:
         """Final-named files of a session, by area then name (time order)."""
-        out: list[StoredFile] = []
-        for area in areas:
-            listed = sorted(n for n in self.entries(session_id, area) if names.is_final(n, ext))
-            out.extend(StoredFile(session_id, area, n) for n in listed)
-        return out
+        dirs = self._session_dirs(session_id, areas)
+        try:
+            return self._finals(session_id, dirs, ext)
+        finally:
+            _close(dirs)
 
     def entries(self, session_id: str, area: str) -> list[str]:
         """Every name in a session's directory of `area`, sorted: records, reason files,
@@ -146,8 +164,10 @@ class Store:
 
     def has_pending(self) -> bool:
         """Is any final-named file waiting in any session? (cheap: stops at the first)"""
-        for entry in os.scandir(self._fd):
-            if not is_valid_session_id(entry.name) or not entry.is_dir(follow_symlinks=False):
+        entries = list(os.scandir(self._fd))
+        valid = session_ids_among([e.name for e in entries])
+        for entry in entries:
+            if entry.name not in valid or not entry.is_dir(follow_symlinks=False):
                 continue
             try:
                 fd = self._session_dir(entry.name)
@@ -156,7 +176,7 @@ class Store:
             if fd is None:
                 continue
             try:
-                if any(names.is_final(n) for n in os.listdir(fd)):
+                if names.finals(os.listdir(fd)):
                     return True
             finally:
                 os.close(fd)
@@ -190,14 +210,22 @@ class Store:
     # --- locating and reading ------------------------------------------------------------------
     def area_of(self, session_id: str, name: str,
                 areas: tuple[str, ...] = layout.AREAS) -> str | None:
-        """Where a file of a session lies now (a concurrent syncer may have moved it), or None."""
-        for area in areas:
-            try:
-                self.stat(StoredFile(session_id, area, name))
-                return area
-            except FileNotFoundError:
-                continue
-        return None
+        """Where a file of a session lies now (a concurrent syncer may have moved it), or None.
+        The areas are asked in order (pending before imported: a file moved meanwhile is found
+        where it went)."""
+        dirs = self._session_dirs(session_id, areas)
+        try:
+            for area, fd in dirs.items():
+                if fd is None:
+                    continue
+                try:
+                    os.stat(name, dir_fd=fd, follow_symlinks=False)
+                    return area
+                except FileNotFoundError:
+                    continue
+            return None
+        finally:
+            _close(dirs)
 
     def stat(self, file: StoredFile) -> os.stat_result:
         """The file's own status (a symbolic link is not followed); FileNotFoundError when it
@@ -280,15 +308,19 @@ class Store:
 
         A cheap peek at one file for the write path; full reads decode every event.
         """
-        files = self.files(session_id, names.EVENT_EXT)
-        for file in sorted(files, key=lambda f: f.name, reverse=True):
-            try:
-                kind = encoding.event_kind(self.read_bytes(file))
-            except FileNotFoundError:
-                continue
-            if kind is not None:
-                return kind
-        return None
+        dirs = self._session_dirs(session_id, (PENDING, IMPORTED))
+        try:
+            files = self._finals(session_id, dirs, names.EVENT_EXT)
+            for file in sorted(files, key=lambda f: f.name, reverse=True):
+                try:
+                    kind = encoding.event_kind(atomic.read_file(dirs[file.area], file.name))
+                except FileNotFoundError:
+                    continue
+                if kind is not None:
+                    return kind
+            return None
+        finally:
+            _close(dirs)
 
     def event_dicts(self, session_id: str) -> list[dict[str, Any]]:
         """The session's events as plain dicts, in time order, unvalidated: the write path's
@@ -325,39 +357,44 @@ class Store:
         session_id = fields["session_id"]
         message_id = fields.get("message_id") or new_uuid4()
         now = utc_now()
-        held = self.files(session_id, None, layout.AREAS)
-        existing = [f for f in held if f.name.endswith(names.MESSAGE_EXT)]
-        for file in existing:
-            if file.item_id == message_id:
-                raise MessageExists(StoredMessage(file, self.load(file, "message")))
-        if fields.get("occurred_at"):
-            occurred_at = normalise_occurred_at(fields["occurred_at"])
-        else:  # "now", made to follow every file the session holds (names.moment_after)
-            occurred_at = format_utc(names.moment_after(
-                [f.name for f in held if f.area != QUARANTINED], now))
-        record = encoding.message(
-            session_id=session_id,
-            message_id=message_id,
-            text=fields["text"],
-            sender_kind=fields["sender_kind"],
-            sender_identity=fields["sender_identity"],
-            receiver_kind=fields["receiver_kind"],
-            receiver_identity=fields["receiver_identity"],
-            occurred_at=occurred_at,
-            sequence_number=sum(1 for f in existing if f.area != QUARANTINED),
-            written_at=format_utc(now),
-            priority=fields.get("priority"),
-            relations=[{"to_message_id": r["to_message_id"], "kind": r["kind"]}
-                       for r in fields.get("relations") or []],
-            corrects_message_id=fields.get("corrects_message_id"),
-            attributes=fields.get("attributes"),
-        )
-        name = names.final_name(_parse(occurred_at), message_id, names.MESSAGE_EXT)
-        file = StoredFile(session_id, PENDING, name)
+        dirs = self._session_dirs(session_id, layout.AREAS)  # the one open of this write
         try:
-            self._create(file, encoding.encode(record))
-        except FileExistsError:  # a concurrent replay of the same message won the race
-            raise MessageExists(StoredMessage(file, self.load(file, "message"))) from None
+            held = self._finals(session_id, dirs)
+            existing = [f for f in held if f.name.endswith(names.MESSAGE_EXT)]
+            for file in existing:
+                if file.item_id == message_id:
+                    raise MessageExists(StoredMessage(file, self.load(file, "message")))
+            if fields.get("occurred_at"):
+                occurred_at = normalise_occurred_at(fields["occurred_at"])
+                name = names.final_name(_parse(occurred_at), message_id, names.MESSAGE_EXT)
+            else:  # "now", made to follow every file the session holds (names.moment_after)
+                moment, name = names.name_after([f.name for f in held if f.area != QUARANTINED],
+                                                now, message_id, names.MESSAGE_EXT)
+                occurred_at = format_utc(moment)
+            record, data = encoding.encoded_message(
+                session_id=session_id,
+                message_id=message_id,
+                text=fields["text"],
+                sender_kind=fields["sender_kind"],
+                sender_identity=fields["sender_identity"],
+                receiver_kind=fields["receiver_kind"],
+                receiver_identity=fields["receiver_identity"],
+                occurred_at=occurred_at,
+                sequence_number=sum(1 for f in existing if f.area != QUARANTINED),
+                written_at=format_utc(now),
+                priority=fields.get("priority"),
+                relations=[{"to_message_id": r["to_message_id"], "kind": r["kind"]}
+                           for r in fields.get("relations") or []],
+                corrects_message_id=fields.get("corrects_message_id"),
+                attributes=fields.get("attributes"),
+            )
+            file = StoredFile(session_id, PENDING, name)
+            try:
+                self._create_in(dirs, file, data)
+            except FileExistsError:  # a concurrent replay of the same message won the race
+                raise MessageExists(StoredMessage(file, self.load(file, "message"))) from None
+        finally:
+            _close(dirs)
         return NewMessage(file, record)
 
     def append_event(self, session_id: str, event: str,
@@ -383,11 +420,16 @@ class Store:
         return self._event_file(record, utc_now())
 
     def _file_event(self, record: dict[str, Any], now: datetime) -> StoredFile:
-        file = self._event_file(record, now)
-        self._create(file, encoding.encode(record))
+        dirs = self._session_dirs(record["session_id"], (PENDING, IMPORTED))
+        try:
+            file = self._event_file(record, now, dirs)
+            self._create_in(dirs, file, encoding.encode(record))
+        finally:
+            _close(dirs)
         return file
 
-    def _event_file(self, record: dict[str, Any], now: datetime) -> StoredFile:
+    def _event_file(self, record: dict[str, Any], now: datetime,
+                    dirs: dict[str, int | None] | None = None) -> StoredFile:
         """The one naming rule of events: named now, or 1 ms after the latest file the session
         holds when that one is not earlier (names.moment_after). The engine forwards a session
         in name order, and a message is named by its `occurred_at`, which may lie ahead
@@ -395,9 +437,10 @@ class Store:
         message written before it (a soft delete or mark refused as unknown, a close ahead of
         its session's last message)."""
         session_id = record["session_id"]
-        moment = names.moment_after([f.name for f in self.files(session_id)], now)
-        return StoredFile(session_id, PENDING,
-                          names.final_name(moment, record["event_id"], names.EVENT_EXT))
+        held = self.files(session_id) if dirs is None else self._finals(session_id, dirs)
+        _moment, name = names.name_after([f.name for f in held], now, record["event_id"],
+                                         names.EVENT_EXT)
+        return StoredFile(session_id, PENDING, name)
 
     def add_record(self, session_id: str, name: str, data: bytes) -> StoredFile:
         """Create a pending record under its final name `name` (a record recovered by `verify
@@ -424,6 +467,20 @@ class Store:
         finally:
             os.close(fd)
 
+    def _create_in(self, dirs: dict[str, int | None], file: StoredFile, data: bytes) -> None:
+        """_create in the directory `dirs` (_session_dirs) holds open already; one not there
+        is made (_create), as is one removed since it was opened (an empty session directory
+        a purge or a vector's cleanup took away: nothing can be created in it, and the failed
+        create left no file)."""
+        fd = dirs.get(file.area)
+        if fd is not None:
+            try:
+                atomic.create_exclusive(fd, file.name, data)
+                return
+            except FileNotFoundError:
+                pass
+        self._create(file, data)
+
     # --- moving and removing -------------------------------------------------------------------
     def move(self, files: list[StoredFile], area: str) -> int:
         """Move pending files of one session to `.imported/` or `.quarantine/` (renames, then
@@ -434,17 +491,15 @@ class Store:
         session_id = files[0].session_id
         if any(f.session_id != session_id or f.area != PENDING for f in files):
             raise ValueError("move() takes pending files of one session")
-        src = self._session_dir(session_id, PENDING)
-        if src is None:
-            return 0
+        dirs = self._session_dirs(session_id, (PENDING, area))
         try:
-            dst = self._session_dir(session_id, area, create=True)
-            try:
-                return atomic.move_many(src, dst, [f.name for f in files])
-            finally:
-                os.close(dst)
+            if dirs[PENDING] is None:
+                return 0
+            if dirs[area] is None:  # the session's first move there
+                dirs[area] = self._session_dir(session_id, area, create=True)
+            return atomic.move_many(dirs[PENDING], dirs[area], [f.name for f in files])
         finally:
-            os.close(src)
+            _close(dirs)
 
     def write_reason(self, file: StoredFile, reason: dict[str, Any]) -> str:
         """The reason file beside a quarantined file: `<name>.reason.json` (never overwritten:
@@ -493,6 +548,13 @@ class Store:
             return False
         finally:
             os.close(area_fd)
+
+
+def _close(dirs: dict[str, int | None]) -> None:
+    """Close what Store._session_dirs opened."""
+    for fd in dirs.values():
+        if fd is not None:
+            os.close(fd)
 
 
 def _parse(stored: str) -> datetime:

@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from agent_memory.outbox import atomic, layout, names
-from agent_memory.outbox.contract import is_valid_session_id
+from agent_memory.outbox.contract import session_ids_among
 from agent_memory.outbox.layout import IMPORTED, QUARANTINED
 
 
@@ -29,9 +29,10 @@ def _zero() -> dict[str, Any]:
 def _scan_pending(fd: int, entry: dict[str, Any], ids: dict[str, set[str]] | None,
                   now: float) -> None:
     oldest = None
-    for item in os.scandir(fd):
-        parsed = names.parse_final_name(item.name)
-        if parsed is None:
+    items = list(os.scandir(fd))
+    final = set(names.finals([item.name for item in items])) if items else set()  # one scan
+    for item in items:
+        if item.name not in final:
             continue
         try:
             st = item.stat(follow_symlinks=False)
@@ -41,7 +42,7 @@ def _scan_pending(fd: int, entry: dict[str, Any], ids: dict[str, set[str]] | Non
         if unsafe is not None:  # never counted as pending: sync sets it aside
             entry.setdefault("unsafe", []).append({"file": item.name, "reason": unsafe})
             continue
-        ext = parsed[2]
+        ext = item.name[item.name.rindex("."):]
         if ext == names.MESSAGE_EXT:
             entry["pending_messages"] += 1
         elif ext == names.EVENT_EXT:
@@ -52,7 +53,7 @@ def _scan_pending(fd: int, entry: dict[str, Any], ids: dict[str, set[str]] | Non
         if ext != names.VECTOR_EXT and (oldest is None or st.st_mtime < oldest):
             oldest = st.st_mtime
         if ids is not None and ext != names.EVENT_EXT:
-            ids[ext].add(parsed[1])
+            ids[ext].add(item.name[names.ITEM_ID])
     if oldest is not None:
         entry["oldest_pending_at"] = iso(oldest)
         entry["oldest_pending_age_s"] = round(max(0.0, now - oldest), 3)
@@ -91,8 +92,10 @@ def _open_area(store_fd: int, area: str) -> int | None:
 def _session_dirs(fd: int | None) -> list[str]:
     if fd is None:
         return []
-    return sorted(e.name for e in os.scandir(fd)
-                  if is_valid_session_id(e.name) and e.is_dir(follow_symlinks=False))
+    entries = list(os.scandir(fd))
+    valid = session_ids_among([e.name for e in entries])
+    return sorted(e.name for e in entries
+                  if e.name in valid and e.is_dir(follow_symlinks=False))
 
 
 def backlog(store_path: str, now: float | None = None) -> dict[str, Any]:

@@ -71,6 +71,26 @@ def test_writer_killed_between_temporary_and_link_leaves_nothing_visible(project
     assert texts == ["survivor"]
 
 
+def test_a_session_directory_removed_while_a_write_holds_it_open_is_made_again(project):
+    """The Store opens a session's directories once per operation; an empty one a purge takes
+    away meanwhile can hold nothing new, so the create makes the directory again instead of
+    failing (as a create that opened it at that moment would)."""
+    from agent_memory.outbox.store import PENDING, Store, StoredFile
+    session_dir = os.path.join(project.store, "emptied")
+    os.mkdir(session_dir, 0o700)
+    name = "2026-01-02T03.04.05.678-0e3b3f1c-1d2e-4f00-8a00-123456789abc.ses"
+    with Store(project.root) as store:
+        dirs = store._session_dirs("emptied", (PENDING,))
+        try:
+            os.rmdir(session_dir)
+            store._create_in(dirs, StoredFile("emptied", PENDING, name), b"{}\n")
+        finally:
+            os.close(dirs[PENDING])
+    assert project.files("emptied") == [name]
+    with open(os.path.join(session_dir, name), "rb") as handle:
+        assert handle.read() == b"{}\n"
+
+
 def test_a_whole_store_sync_removes_the_temporaries_of_killed_writers_only(synced_project,
                                                                            unique_session_id):
     p, sid = synced_project, unique_session_id
