@@ -1,7 +1,9 @@
-"""A session's messages and vectors as the derived index sees them, and how long a directory's
-mtime stays too recent to trust. Pure standard library (no numpy): the index (sync.vectors.index)
-and the agent's check for missing vectors (sync.vectors.missing) share these rules, so the two
-always agree on which message lacks its `.emb`."""
+"""A session's messages and vectors as the derived index sees them, how long a directory's mtime
+stays too recent to trust, and which messages are still pending. Pure standard library (no
+numpy): the index (sync.vectors.index) and the agent's check for missing vectors
+(sync.vectors.missing) share these rules, so the two always agree on which message lacks its
+`.emb`; and a read that merges pending messages (sync.vectors.pending) learns that there are
+none without opening the index."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ if TYPE_CHECKING:
     from agent_memory.outbox.store import Store
 
 from agent_memory.outbox import names
+from agent_memory.outbox.contract import is_valid_session_id
 from agent_memory.outbox.store import IMPORTED, PENDING
 
 RACY_NS = 2_000_000_000  # a directory changed less than 2 s before a scan is listed again
@@ -34,3 +37,13 @@ def session_listing(store: Store, session_id: str,
 def lacks_vector(entry: dict[str, str]) -> bool:
     """Is this listing entry a message without its `.emb` (the index's EMB_NONE row)?"""
     return names.MESSAGE_EXT in entry and names.VECTOR_EXT not in entry
+
+
+def pending_message_stems(store: Store, session_ids=None) -> set[str]:
+    """Names (without `.msg`) of the messages still pending, of `session_ids` or of every
+    session: what an auto-mode read scores beside the logger's answer. None pending, nothing
+    to merge: the index need not be opened."""
+    wanted = store.pending_session_ids() if session_ids is None else \
+        [s for s in session_ids if is_valid_session_id(s)]  # no other names a directory
+    return {f.name[: -len(names.MESSAGE_EXT)]
+            for sid in wanted for f in store.files(sid, names.MESSAGE_EXT, (PENDING,))}

@@ -1,7 +1,8 @@
 """What the agent holds in memory: numpy (the derived index's arrays) only once a round needs
-vectors. With every vector present it serves writes, syncs and backfill looks without it; with
-one missing, its backfill opens the index and writes the vector, and numpy is then mapped (which
-also shows the probe sees numpy when it is there).
+vectors. With every vector present and nothing pending it serves writes, syncs, backfill looks,
+searches and working sets without it; with one vector missing, its backfill opens the index and
+writes the vector, and numpy is then mapped (which also shows the probe sees numpy when it is
+there).
 
 The probe reads /proc/<pid>/maps: importing numpy maps its compiled core (a shared object under
 a `numpy/` directory), and nothing else in the agent would map one."""
@@ -76,11 +77,18 @@ def test_with_every_vector_present_the_agent_serves_without_numpy(agent_projects
     assert looked["missing"] == 0 and looked["written"] == 0, looked
     assert the_agent(project) == pid
     assert not numpy_mapped(pid)
+    # the reads it serves, with nothing pending to merge, leave the index closed too
     found = project.cli("search", "--query", "a write the agent serves", "--scope", "session",
                         "--target", sid)
-    assert found.rc == 0, found.stdout
+    assert found.rc == 0 and found.out["store"] == "logger", found.stdout
     assert served.data["message_id"] in [m["message"]["message_id"]
                                          for m in found.data["matches"]]
+    near = project.cli("working-set", "--session-id", sid, "--anchor-text", "memory")
+    assert near.rc == 0 and near.out["store"] == "logger", near.stdout
+    assert served.data["message_id"] in [e["message"]["message_id"]
+                                         for e in near.data["recent"]]
+    assert the_agent(project) == pid
+    assert not numpy_mapped(pid)
 
 
 def test_a_missing_vector_is_backfilled_and_numpy_is_then_mapped(agent_projects, fleet,
