@@ -7,13 +7,9 @@ none without opening the index."""
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # annotations only: this module stays light
-if TYPE_CHECKING:
-    from agent_memory.outbox.store import Store
-
 from agent_memory.outbox import names
 from agent_memory.outbox.contract import is_valid_session_id
-from agent_memory.outbox.store import IMPORTED, PENDING
+from agent_memory.outbox.store import IMPORTED, PENDING, Store
 
 RACY_NS = 2_000_000_000  # a directory changed less than 2 s before a scan is listed again
 
