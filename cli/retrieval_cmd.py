@@ -204,11 +204,14 @@ def _logger_call(ctx: Context, command: str, **params: Any):
 def _merge_pending_search(ctx: Context, params: dict[str, Any], logger_data: dict[str, Any]
                           ) -> tuple[dict[str, Any], bool]:
     from agent_memory.sync.links.failures import Failed, Refused, Unreachable
-    from agent_memory.sync.vectors import pending
+    from agent_memory.sync.vectors.listing import pending_message_stems
     try:
+        if not pending_message_stems(ctx.store()):
+            return logger_data, False  # nothing to merge: the index (numpy) stays closed
         store, index = open_local(ctx)
     except StoreUnavailableError:
         return logger_data, False
+    from agent_memory.sync.vectors import pending
     found = pending.positions(store, index)
     if not len(found):
         return logger_data, False
@@ -273,16 +276,21 @@ def logger_search(ctx: Context, params: dict[str, Any]):
 
 def logger_working_set(ctx: Context, params: dict[str, Any]):
     from agent_memory.sync.links.failures import Failed, Refused, Unreachable
-    from agent_memory.sync.vectors import pending
-    from agent_memory.sync.vectors import search as ls
+    from agent_memory.sync.vectors.listing import pending_message_stems
     call = {k: v for k, v in params.items() if v is not None}
     store = index = None
     if ctx.store_mode == "auto":
-        try:
-            store, index = open_local(ctx)
+        try:  # nothing of the session pending, nothing to merge: the index stays closed
+            if pending_message_stems(ctx.store(), [params["session_id"]]):
+                store, index = open_local(ctx)
         except StoreUnavailableError:
             store = index = None
-    found = pending.positions(store, index, [params["session_id"]]) if index is not None else []
+    if index is None:
+        found = []
+    else:
+        from agent_memory.sync.vectors import pending
+        from agent_memory.sync.vectors import search as ls
+        found = pending.positions(store, index, [params["session_id"]])
     if index is not None and params["anchor_message_id"] in pending.message_ids(index, found):
         # the logger does not know that anchor yet: ask with its text
         text, _vec = ls.anchor(store, index, params["session_id"], params["anchor_message_id"])

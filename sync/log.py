@@ -20,9 +20,28 @@ class _CurrentStderr:
         sys.stderr.flush()
 
 
+def _import_structlog():
+    """structlog without its Twisted integration. structlog imports `structlog.twisted` whenever
+    Twisted is installed (the fleet clients bring it: mcp-proxy-adapter needs jsonrpc, which
+    needs Twisted); that costs about 50 ms and 2 MB resident in every process that logs, the
+    agent for its whole life, and nothing here uses it. The block lasts only for structlog's
+    own import: afterwards `from structlog import twisted` imports it as usual."""
+    if "structlog" in sys.modules or "structlog.twisted" in sys.modules:
+        import structlog
+        return structlog
+    sys.modules["structlog.twisted"] = None  # type: ignore[assignment]  # its import fails
+    try:
+        import structlog
+    finally:
+        del sys.modules["structlog.twisted"]
+    if getattr(structlog, "twisted", None) is None and hasattr(structlog, "twisted"):
+        del structlog.twisted  # the None it kept: a later import finds the module again
+    return structlog
+
+
 def get_logger(name: str = "agent-memory"):
     global _configured
-    import structlog
+    structlog = _import_structlog()
     if not _configured:
         structlog.configure(
             processors=[structlog.processors.add_log_level,

@@ -9,10 +9,13 @@ processes, interleaved (agent, file, agent, file...), medians, a private referen
    `write --no-agent` (today's inline path), each in a fresh project; the agent is stopped
    before the next pair.
 
-    python -m ops.bench.agent_bench [--pairs 20] [--first-pairs 8]
+    python -m ops.bench.agent_bench [--pairs 20] [--first-pairs 8] [--memory-only]
 
 3. The agent's resident memory (VmRSS from /proc, in MB): once it answers after `agent start`
-   (its start-up backfill done), and after it served the commands of 1.
+   (its start-up backfill done), after the writes that precede 1, and after it served the
+   commands of 1. Then the same three figures in fresh projects, with the fleet's configuration
+   and with that configuration less its embedder: 21 writes, then each read command once
+   (`--memory-only` runs only these).
 
 Targets: each served command at most 1.5x its `--store file` twin; the autostarting write no
 slower than the inline one. Prints one JSON object; progress on stderr.
@@ -106,6 +109,7 @@ def served_commands(base: Path, config: str, env: dict[str, str], count: int) ->
                          root, env)
     for i in range(20):
         timed_cli([*prefix, *write_args(sid, f"message {i} about memory and vectors")], root, env)
+    written_mb = settled_mb(root)
     message_id = first["data"]["message_id"]
     results = {}
     try:
@@ -123,11 +127,46 @@ def served_commands(base: Path, config: str, env: dict[str, str], count: int) ->
         for name, args in reads.items():
             results[name] = pairs(name, [*prefix, *args], [*prefix, "--store", "file", *args],
                                   root, env, count)
-        results["agent_rss_mb"] = {"started": started_mb, "after_serving": settled_mb(root)}
+        results["agent_rss_mb"] = {"started": started_mb, "after_writes": written_mb,
+                                   "after_serving": settled_mb(root)}
         log(f"agent resident memory: {results['agent_rss_mb']}")
     finally:
         timed_cli([*prefix, "agent", "stop"], root, env)
     return results
+
+
+def resident(base: Path, name: str, config: str, env: dict[str, str]) -> dict:
+    """The agent's resident memory in a fresh project: started, after 21 served writes, and
+    after one each of the read commands (what they import stays for the agent's life)."""
+    root = project(base, name, env)
+    prefix = ["--config", config]
+    sid = f"bench-{name}"
+    timed_cli([*prefix, "agent", "start"], root, env)
+    try:
+        figures = {"started": settled_mb(root)}
+        timed_cli([*prefix, *open_args(sid)], root, env)
+        first, _ = timed_cli([*prefix, *write_args(sid, "agents keep their memory")], root, env)
+        for i in range(20):
+            timed_cli([*prefix, *write_args(sid, f"message {i} about memory")], root, env)
+        figures["after_writes"] = settled_mb(root)
+        for args in (["read", "--session-id", sid], ["get", first["data"]["message_id"]],
+                     ["working-set", "--session-id", sid, "--anchor-text", "memory"],
+                     ["search", "--query", "memory", "--scope", "session", "--target", sid]):
+            timed_cli([*prefix, *args], root, env)
+        figures["after_serving"] = settled_mb(root)
+    finally:
+        timed_cli([*prefix, "agent", "stop"], root, env)
+    log(f"agent resident memory, {name}: {figures}")
+    return figures
+
+
+def without_embedder(config: str, base: Path) -> str:
+    """The fleet's configuration less its embedder (`embedding_client`)."""
+    document = json.loads(Path(config).read_text())
+    document.pop("embedding_client")
+    path = base / "config-without-embedder.json"
+    path.write_text(json.dumps(document))
+    return str(path)
 
 
 def first_writes(base: Path, config: str, env: dict[str, str], count: int) -> dict:
@@ -160,6 +199,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=20)
     parser.add_argument("--first-pairs", type=int, default=8)
+    parser.add_argument("--memory-only", action="store_true",
+                        help="only the agent's resident memory with and without an embedder")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
@@ -168,6 +209,12 @@ def main() -> None:
             env = {**os.environ, "HOME": tmp, "AGENT_MEMORY_AGENT": "auto"}
             env.pop("AGENT_MEMORY_CONFIG", None)
             config = str(fleet.config_path)
+            memory = {"with_embedder": resident(base, "with-embedder", config, env),
+                      "without_embedder": resident(base, "without-embedder",
+                                                   without_embedder(config, base), env)}
+            if args.memory_only:
+                print(json.dumps({"agent_rss_mb": memory}, indent=1))
+                return
             log(f"served commands, {args.pairs} interleaved pairs each")
             served = served_commands(base, config, env, args.pairs)
             log(f"first write, {args.first_pairs} pairs")
@@ -175,6 +222,7 @@ def main() -> None:
         finally:
             fleet.stop()
     print(json.dumps({"served_vs_store_file": served, "first_write": first,
+                      "agent_rss_mb": memory,
                       "targets": {"served_ratio": 1.5, "first_write_ratio": 1.0}}, indent=1))
 
 

@@ -108,6 +108,10 @@ class Handoff:
             vector.add_done_callback(self._background.discard)
         return await self._settle_file(session_id, name, wait)
 
+    def vectors_in_flight(self) -> bool:
+        """Is a served write's vector still being made? (the loop's thread)"""
+        return bool(self._background)
+
     async def finish(self, timeout: float = 5.0) -> None:
         """On stop: let the vectors in flight be written (the backfill of a later run makes
         any that are cut short)."""

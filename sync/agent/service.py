@@ -37,7 +37,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from agent_memory.outbox import names
-from agent_memory.outbox.store import PENDING, StoredFile
+from agent_memory.outbox.store import IMPORTED, PENDING, StoredFile
 from agent_memory.sync.agent import channel, requests
 from agent_memory.sync.agent.port import AgentPort
 from agent_memory.sync import delivery, identity
@@ -129,16 +129,25 @@ class AgentService:
         if budget > 0 and name.endswith(names.MESSAGE_EXT) \
                 and self.port.config().embedder is not None:
             def embed() -> dict[str, Any] | None:
-                return self._vector(StoredFile(session_id, PENDING, name), float(budget))
+                return self._vector(session_id, name, float(budget))
         settled = self.port.deliver(session_id, name, float(request.wait), embed)
         return requests.Delivered(delivery=delivery.as_dict(settled))
 
-    def _vector(self, file: StoredFile, budget: float) -> dict[str, Any] | None:
-        """The `.emb` record of a message just written, as the write would have made it."""
+    def _vector(self, session_id: str, name: str, budget: float) -> dict[str, Any] | None:
+        """The `.emb` record of a message just written, as the write would have made it. The
+        round forwarding the message may already have moved it to `.imported/`: files move
+        only that way, so it is read where it is then (otherwise its vector was lost, left to a
+        backfill that opened the index for it)."""
         from agent_memory.outbox.records import as_dict
         from agent_memory.sync.vectors.emb import vector_for
-        record = as_dict(self.store.load(file, "message"))
-        return vector_for(self.route, self.port.config(), budget, record, file.relpath)
+        for area in (PENDING, IMPORTED):
+            file = StoredFile(session_id, area, name)
+            try:
+                record = as_dict(self.store.load(file, "message"))
+            except FileNotFoundError:
+                continue
+            return vector_for(self.route, self.port.config(), budget, record, file.relpath)
+        raise FileNotFoundError(f"{session_id}/{name}: neither pending nor imported")
 
     def _call(self, request: requests.Call) -> requests.Called:
         params = request.params

@@ -153,12 +153,13 @@ class Watcher:
         self.pool = Pool()
         self.health = LoggerHealth(self.options, self.report, log)
         self._next_rescan = 0.0
-        self.backfill = VectorBackfill(store, config, self.options, self.report, log,
-                                       lambda: self.stop_reason is not None)
         self.handoff = Handoff(store, Rounds(
             pid=self.pid, log=log, touch=self.touch, serving_loop=self.serving_loop,
             wants_round=self.wants_round, backing_off=self.backing_off,
             engine_lock=lambda: self.engine_lock, logger_link=self.ensure_link))
+        self.backfill = VectorBackfill(store, config, self.options, self.report, log,
+                                       lambda: self.stop_reason is not None,
+                                       self.handoff.vectors_in_flight)
         self._round_imported = 0
 
     @property

@@ -34,8 +34,9 @@ from agent_memory.sync.vectors.segments import (EMB_NONE, EMB_OK, EMB_OTHER_MODE
                                                 Segment, compact, empty_state, index_dir,
                                                 load_state)
 from agent_memory.sync.vectors.segments import save as save_index
+from agent_memory.sync.vectors import statefile
+from agent_memory.sync.vectors.listing import RACY_NS, session_listing
 
-RACY_NS = 2_000_000_000  # a directory changed less than 2 s before a scan is listed again
 MAX_SEGMENTS = 12
 
 class Index:
@@ -67,12 +68,11 @@ class Index:
     @property
     def mismatched(self) -> list[dict[str, Any]]:
         """`.emb` of another model or dimension (never scored), as warnings."""
-        return [dict(v, key=k) for k, v in sorted(self.state["mismatched"].items())]
+        return statefile.mismatched(self.state)
 
     @property
     def unreadable(self) -> list[dict[str, str]]:
-        return [{"file": v["file"], "reason": v["reason"]}
-                for _k, v in sorted(self.state["bad"].items())]
+        return statefile.unreadable(self.state)
 
     def project_of(self, session_id: str) -> str | None:
         return self.state["projects"].get(session_id)
@@ -178,7 +178,7 @@ def _refresh(store: Store, state: dict[str, Any], segments: list[Segment],
     builder = _Builder(state["dimension"])
     changed = False
     for session_id in sorted(changed_sessions):
-        listing = _listing(store, session_id, dirs)
+        listing = session_listing(store, session_id, dirs)
         if session_id not in session_pos:
             session_pos[session_id] = len(state["sessions"])
             state["sessions"].append(session_id)
@@ -238,20 +238,6 @@ def _live_rows(state: dict[str, Any], segments: list[Segment],
             live.setdefault(int(row["session"]), {})[bytes(row["stem"])] = \
                 (si, int(r), int(row["emb"]))
     return live
-
-
-def _listing(store: Store, session_id: str, dirs: dict[str, int]) -> dict[str, dict[str, str]]:
-    """stem -> {".msg"|".emb": area} of the session's files (the pending copy wins)."""
-    listing: dict[str, dict[str, str]] = {}
-    for area in (PENDING, IMPORTED):
-        if f"{area}/{session_id}" not in dirs:
-            continue
-        for name in store.entries(session_id, area):
-            parsed = names.parse_final_name(name)
-            if parsed is None or parsed[2] == names.EVENT_EXT:
-                continue
-            listing.setdefault(name[: -len(parsed[2])], {}).setdefault(parsed[2], area)
-    return listing
 
 
 def _forget_changed(state: dict[str, Any], segments: list[Segment], session_id: str,

@@ -9,24 +9,21 @@ from typing import Any
 
 import numpy as np
 
-from agent_memory.outbox import names
-from agent_memory.outbox.store import PENDING, Store
+from agent_memory.outbox.store import Store
 from agent_memory.sync.vectors import search
 from agent_memory.sync.vectors.index import Index
+from agent_memory.sync.vectors.listing import pending_message_stems
 
 
 def positions(store: Store, index: Index, session_ids=None) -> np.ndarray:
     """Index positions of the messages still pending (optionally of some sessions)."""
     if session_ids is not None:
         session_ids = [s for s in session_ids if s in index.session_pos]
-    wanted = session_ids if session_ids is not None else store.pending_session_ids()
-    stems = set()
-    for sid in wanted:
-        for f in store.files(sid, names.MESSAGE_EXT, (PENDING,)):
-            stems.add(f.name[: -len(names.MESSAGE_EXT)].encode())
+    stems = pending_message_stems(store, session_ids)
     if not stems:
         return np.zeros(0, np.int64)
-    mask = index.live & np.isin(index.rows["stem"], np.asarray(sorted(stems), dtype="S60"))
+    mask = index.live & np.isin(index.rows["stem"],
+                                np.asarray(sorted(s.encode() for s in stems), dtype="S60"))
     return np.nonzero(mask)[0]
 
 

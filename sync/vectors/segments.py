@@ -14,9 +14,7 @@ from typing import Any
 import numpy as np
 
 from agent_memory.outbox import contract
-
-INDEX_DIR = ".index"
-FORMAT = 1
+from agent_memory.sync.vectors.statefile import FORMAT, INDEX_DIR, index_dir  # noqa: F401
 EMB_NONE, EMB_OK, EMB_OTHER_MODEL, EMB_UNREADABLE = 0, 1, 2, 3
 KINDS = contract.PARTICIPANT_KINDS
 
@@ -36,10 +34,6 @@ class Segment:
         self.id = seg_id
         self.rows = rows
         self.vectors = vectors
-
-
-def index_dir(store) -> str:
-    return os.path.join(store.path, INDEX_DIR)
 
 
 def empty_state(model: str, dimension: int) -> dict[str, Any]:
