@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 DEMO   ?= .demo
 
-.PHONY: install install-dev install-real-embedder run test test-fast test-parallel test-real-embedder pipeline bench clean
+.PHONY: install install-dev install-real-embedder run test test-serial test-fast test-parallel test-real-embedder pipeline bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -34,21 +34,29 @@ install-real-embedder: install-dev
 run: install
 	@bash ops/demo.sh $(BIN) $(DEMO)
 
+# The suite on two workers (pytest-xdist, each with its own reference fleet; the real embedder's
+# module on one of them, xdist_group), under a short temporary root removed afterwards, even
+# when the run is interrupted: an agent's socket lives in its store only while the path fits a
+# unix socket name (108 bytes), and pytest's own root (/tmp/pytest-of-USER/pytest-N/popen-gwN/
+# ...) would push most test projects past it.
+# The suite needs about 1,050 CPU-seconds: about 10 minutes on two free cores, longer when
+# other work shares them (see the README's "What we test").
+PYTEST_PARALLEL = T=$$(mktemp -d /tmp/amt.XXXXXX); trap 'rm -rf "$$T"' EXIT; \
+	trap 'exit 130' INT TERM HUP; \
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n 2 --dist loadgroup --basetemp="$$T"
+
 test: install-dev
+	@$(PYTEST_PARALLEL)
+
+# One process, in collection order: for debugging a failure, or reading a test's output whole.
+test-serial: install-dev
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 
 test-fast: install-dev
 	$(BIN)/python -m pytest -q -p no:cacheprovider -m 'not slow'
 
-# The suite on two workers (pytest-xdist), each with its own reference fleet, under a short
-# temporary root: an agent's socket lives in its store only while the path fits a unix socket
-# name (108 bytes), and pytest's own root (/tmp/pytest-of-USER/pytest-N/popen-gwN/...) would
-# push most test projects past it. About 10 minutes instead of 20 on 2 cores, but not yet what
-# CI runs: under the doubled load a few timing-sensitive tests have failed now and then (see
-# the README's "What we test").
-test-parallel: install-dev
-	@T=$$(mktemp -d /tmp/amt.XXXXXX); $(BIN)/python -m pytest -q -p no:cacheprovider -n 2 \
-		--dist loadgroup --basetemp=$$T; rc=$$?; rm -rf $$T; exit $$rc
+# The name `make test` had while it was not yet the test command.
+test-parallel: test
 
 test-real-embedder: install-real-embedder
 	$(BIN)/python -m pytest -q -p no:cacheprovider -m real_embedder

@@ -35,8 +35,10 @@ def forward(ctx: Context, file: StoredFile, file_answer: dict[str, Any], wait: f
 def deliver(ctx: Context, file: StoredFile, wait: float, embed_budget: float = 0.0,
             embed_inline: Callable[[], Any] | None = None) -> Delivery:
     """What became of `file`: the agent forwards it when one answers (and embeds it within
-    `embed_budget`); else `embed_inline()` and this process forwards it. An agent that started
-    meanwhile holds the sync lock: it is asked again before waiting for the lock.
+    `embed_budget`); else `embed_inline()` and this process forwards it. When the sync lock
+    turns out held, the agent is asked again and the lock tried again until `wait` runs out
+    (`_while_held`): an agent started meanwhile (by the command before this one) takes the lock
+    a moment before it listens on its socket, and a loaded machine can stretch that moment.
 
     A command that is about to start the agent leaves the vector to it (its first round
     backfills every message without one, within a second or two): the embed-client import
@@ -53,12 +55,34 @@ def deliver(ctx: Context, file: StoredFile, wait: float, embed_budget: float = 0
         return inline(store, ctx.config, file.session_id, file.name, lock_wait=0.0,
                       busy_raises=True)
     except LockBusy:
+        return _while_held(ctx, store, file, wait)
+
+
+LOCK_POLL = 0.02  # seconds between two tries while the sync lock is held
+
+
+def _while_held(ctx: Context, store, file: StoredFile, wait: float) -> Delivery:
+    """The sync lock is held (by an agent that is starting or handing over, or by a one-shot
+    sync): ask the agent, then try the lock, again and again until `wait` seconds are up; then
+    the file stays pending with the holder named. Asking once and then waiting for the lock
+    alone failed the race with a starting agent, which holds the lock for its whole life: the
+    write answered "file" while that agent, ready a moment later, would have delivered it."""
+    import time
+    from agent_memory.cli import agent_client
+    from agent_memory.sync.runner import LockBusy, deliver as inline
+    deadline = time.monotonic() + wait
+    while True:
         delivered = agent_client.deliver(ctx, file, wait)
         if delivered is not None:
             return delivered
         if agent_client.declined(ctx):  # an agent of another identity keeps the store: no wait
             return inline(store, ctx.config, file.session_id, file.name, lock_wait=0.0)
-    return inline(store, ctx.config, file.session_id, file.name, lock_wait=wait)
+        last = time.monotonic() >= deadline
+        try:
+            return inline(store, ctx.config, file.session_id, file.name, lock_wait=0.0,
+                          busy_raises=not last)
+        except LockBusy:
+            time.sleep(LOCK_POLL)
 
 
 def answer(delivered: Delivery, file: StoredFile,
