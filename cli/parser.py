@@ -111,8 +111,14 @@ _VALUED_GLOBALS = tuple(o.flag for o in GLOBALS if o.kind != FLAG)
 
 def command_in(argv: list[str]) -> str | None:
     """The command name in `argv` (the first word that is not a global option or its value)."""
+    at = _command_at(argv)
+    return None if at is None else argv[at]
+
+
+def _command_at(argv: list[str]) -> int | None:
+    """Where the command name is in `argv`, or None."""
     skip = False
-    for token in argv:
+    for index, token in enumerate(argv):
         if skip:
             skip = False
             continue
@@ -120,7 +126,7 @@ def command_in(argv: list[str]) -> str | None:
             skip = True
             continue
         if not token.startswith("-"):
-            return token
+            return index
     return None
 
 
@@ -131,7 +137,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser = build(command_in(argv))
     bad = option_types.first_not_utf8(argv)
     if bad is not None:  # bytes that are not UTF-8 arrive as lone surrogates
-        raise UsageError(f"argument {bad[0]} is not valid UTF-8 (at character {bad[1]})")
+        raise _not_utf8(argv, *bad)
     args = parser.parse_args(argv)
     if args.version:
         return args
@@ -141,6 +147,40 @@ def parse(argv: list[str]) -> argparse.Namespace:
         raise UsageError(f"`{args.command}` needs an action: run "
                          f"`agent-memory {args.command} --help`")
     return args
+
+
+def _not_utf8(argv: list[str], position: int, at: int) -> UsageError:
+    """The usage error for argument `position` (from 1), not UTF-8 from character `at`: it names
+    the option whose value it is (`--text=...`, or the word after a valued option), in the words
+    a typed call (MCP, the Python API) uses for the same value; else its position."""
+    token, options, prog = argv[position - 1], {}, "agent-memory"
+    where = _command_at(argv)
+    command = COMMANDS.get(argv[where]) if where is not None else None
+    positionals = []
+    if command is not None:
+        after = argv[where + 1:]
+        action = command.actions.get(after[0]) if command.actions and after else None
+        if action is not None:
+            command, where = action, where + 1
+        prog = " ".join(["agent-memory", *command.words])
+        options = {option.flag: option for option in command.all_options}
+        positionals = [option for option in command.all_options if option.positional]
+    options.update((option.flag, option) for option in GLOBALS)
+    ended = "--" in argv[:position - 1]  # after `--`, every word is a positional
+    flag = None
+    if not ended and token.startswith("--") and token.split("=", 1)[0] in options:
+        flag = token.split("=", 1)[0]
+        at -= len(flag) + 1  # counted in the value, as when it is a word of its own
+    elif not ended and position >= 2 and argv[position - 2] in options \
+            and options[argv[position - 2]].kind != FLAG:
+        flag = argv[position - 2]
+    elif (ended or not token.startswith("-")) and len(positionals) == 1 \
+            and where is not None and position - 1 > where:
+        flag = positionals[0].metavar  # the command's one positional, as argparse names it
+    if flag is None:
+        return UsageError(f"argument {position} is not valid UTF-8 (at character {at})")
+    return UsageError(f"{prog}: argument {flag} is not valid UTF-8 (at character {at})",
+                      field=flag)
 
 
 def build(only: str | None = None) -> Parser:

@@ -131,6 +131,9 @@ FAILURES = [
     # the values are checked as the command line checks them, without a command line
     (lambda m, sid: m.read(sid, block_size="12x"), lambda sid: ["read", "--session-id", sid,
                                                                  "--block-size", "12x"]),
+    (lambda m, sid: m.write(sid, "caf\udce9", sender_kind="human", sender_identity="a",
+                            receiver_kind="model", receiver_identity="b"),
+     lambda sid: message_args(sid, "caf\udce9", sender_identity="a", receiver_identity="b")),
     (lambda m, sid: m.mark(), lambda sid: ["mark"]),
     (lambda m, sid: m.delete(sid, mode="gone"), lambda sid: ["delete", sid, "--mode", "gone"]),
     (lambda m, sid: m.agent("bogus"), lambda sid: ["agent", "bogus"]),

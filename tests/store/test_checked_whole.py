@@ -123,6 +123,35 @@ def test_every_checked_field_is_checked_whole(tmp_path, monkeypatch):
     assert _tree(project.root) == before  # nothing written
 
 
+def test_a_value_that_is_not_utf8_is_refused_naming_its_option(tmp_path, monkeypatch):
+    """Bytes that are not UTF-8 in a checked value (they reach Python as lone surrogates): a
+    usage error that names the option, as `--opt=value` and as `--opt value`, and the same
+    words a typed call (MCP, the Python API) gives; nothing is written."""
+    project = make_project(tmp_path)
+    before = _tree(project.root)
+    from agent_memory.cli.main import run
+    monkeypatch.setenv("HOME", project.home)
+    monkeypatch.delenv("AGENT_MEMORY_CONFIG", raising=False)
+    for argv, valid, field in cases():
+        filled = _fill(argv, valid + "\udcff")
+        spaced = [part for word in filled for part in (
+            word.split("=", 1) if word.startswith(field + "=") else [word])]
+        for form in (filled, spaced):
+            lines: list[str] = []
+            rc = run(["--store=file", f"--project-root={project.root}", *form], lines.append)
+            assert rc == 2 and len(lines) == 1, (form, lines)
+            error = json.loads(lines[0])["error"]
+            assert error["details"]["field"] == field, (form, error)
+            assert f"argument {field} is not valid UTF-8 (at character {len(valid)})" \
+                in error["message"], (form, error)
+    result = project.cli("--store", "file", "write", "--session-id=S1", *W[:-1],
+                         os.fsdecode(b"caf\xe9"))  # a real process, given Latin-1 bytes
+    assert result.rc == 2 and result.out["error"]["details"]["field"] == "--text", result.stdout
+    assert result.out["error"]["message"] == \
+        "agent-memory write: argument --text is not valid UTF-8 (at character 3)"
+    assert _tree(project.root) == before  # nothing written
+
+
 def _assert_named(error, field, what) -> None:
     named = error.get("details", {}).get("field") == field or \
         f"argument {field}" in error["message"]
