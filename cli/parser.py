@@ -144,9 +144,13 @@ def parse(argv: list[str]) -> argparse.Namespace:
     if args.command is None:
         raise UsageError("no command given: run `agent-memory --help` for the list")
     if COMMANDS[args.command].actions and args.action is None:
-        raise UsageError(f"`{args.command}` needs an action: run "
-                         f"`agent-memory {args.command} --help`")
+        raise needs_action(args.command)
     return args
+
+
+def needs_action(command: str) -> UsageError:
+    """A command with actions named without one (`agent-memory session`)."""
+    return UsageError(f"`{command}` needs an action: run `agent-memory {command} --help`")
 
 
 def _not_utf8(argv: list[str], position: int, at: int) -> UsageError:

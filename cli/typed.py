@@ -33,8 +33,8 @@ def command(words: list[str]) -> Command:
     if not found.actions:
         return found
     if len(words) < 2:
-        raise UsageError(f"`{found.name}` needs an action: run `agent-memory {found.name} "
-                         "--help`")
+        from agent_memory.cli.parser import needs_action
+        raise needs_action(found.name)
     action = found.actions.get(words[1])
     if action is None:
         choices = ", ".join(repr(name) for name in found.actions)

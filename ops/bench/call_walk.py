@@ -7,8 +7,8 @@ process that works on it (the command's, the agent's, the server's), in order.
 A call counts when its caller's file and its callee's file differ and both are the package's
 own (api, cli, integrations, outbox, pipeline, sync; not ops, tests or libraries), as
 sys.setprofile sees it; a generator or coroutine counts once, when it starts (not again at
-each resumption after a yield or an await). A call made in a loop counts each time (a scan of
-a session's files calls names.is_final per file, so the count grows with the session); the
+each resumption after a yield or an await). A call made in a loop counts each time (a check
+made per file of a scan would grow with the session; the store checks a listing in one call); the
 call sites (distinct caller and callee functions) do not. Each walk is the second command
 of its kind in its process, so imports are not counted: the code path, not the start-up.
 

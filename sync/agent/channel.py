@@ -44,15 +44,23 @@ class AgentLost(Exception):
     """The agent took the request but the connection broke before its answer."""
 
 
+def reach(store_path: str, timeout: float = CONNECT_TIMEOUT):
+    """A connection to the store's agent; None when none answers (no socket, a killed agent's
+    stale one, one that is not ours)."""
+    try:
+        return connect(socket_path(store_path), timeout)
+    except OSError:  # ENOENT: none; ECONNREFUSED: a dead agent's socket; EACCES: not ours
+        return None
+
+
 def ask(store_path: str, identity: dict[str, Any], op: str, fields: dict[str, Any],
         timeout: float) -> dict[str, Any] | None:
     """The answer of the store's agent to the request `op` with `fields` from `identity`
     (`request`), within `timeout` seconds once sent; None when no agent answers the
     connection (no socket, a killed agent's stale one, one that is not ours); AgentLost when
     it took the request and went away without answering."""
-    try:
-        sock = connect(socket_path(store_path), CONNECT_TIMEOUT)
-    except OSError:  # ENOENT: none; ECONNREFUSED: a dead agent's socket; EACCES: not ours
+    sock = reach(store_path)
+    if sock is None:
         return None
     try:
         try:

@@ -2,9 +2,9 @@
 CLI (cli.agent_client decides what to ask and what an answer means for its command) and for the
 agent's own start (cli.watch_cmd keeps the start lock it inherits).
 
-- Finding: `connect` reaches the agent on the store's socket (asking it is one call of
-  sync.agent.channel, `ask`); nothing answering (no socket, or a killed agent's stale one) is
-  None, never an error. `alive` and `wait_gone` follow a pid.
+- Finding: reaching the agent on the store's socket and asking it are sync.agent.channel's
+  (`reach`, `ask`): nothing answering (no socket, or a killed agent's stale one) is None, never
+  an error. `alive` and `wait_gone` follow a pid.
 - Starting: `start` spawns `sync --watch --autostarted` in the background unless one runs or
   is being started: `.agent-memory/.agent.lock` decides who starts it (the starter takes it
   without waiting and hands it to the agent, which holds it for its life: `keep_start_lock`),
@@ -23,21 +23,12 @@ import os
 
 from agent_memory.sync.agent import channel
 
-CONNECT_TIMEOUT = channel.CONNECT_TIMEOUT
 LOG_ROTATE_BYTES = 8 << 20
 LOCK_FD_ENV = "AGENT_MEMORY_AGENT_LOCK_FD"  # the start lock's descriptor, handed to the agent
 MODE_ENV = "AGENT_MEMORY_AGENT"  # the CLI's agent mode: never inherited by the agent
 
 
 # --- finding -----------------------------------------------------------------------------------
-def connect(store_path: str, timeout: float = CONNECT_TIMEOUT):
-    """A connection to the store's agent; None when none answers (no socket, or a stale one)."""
-    try:
-        return channel.connect(channel.socket_path(store_path), timeout)
-    except OSError:  # ENOENT: none; ECONNREFUSED: a dead agent's socket; EACCES: not ours
-        return None
-
-
 def alive(pid: int) -> bool:
     """Is `pid` a live process (a zombie counts as gone: it holds no lock, serves nothing)."""
     try:
@@ -89,7 +80,7 @@ def start(store_path: str, config_source: str | None, idle_exit: float) -> int |
             fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             return None  # an agent runs, or another command is starting it
-        probe = connect(store_path)
+        probe = channel.reach(store_path)
         if probe is not None:  # one started by hand (or by systemd) answers
             probe.close()
             return None

@@ -10,10 +10,10 @@ A message lacks its vector when its `.msg` lies in the pending or imported area 
 of the same name lies in either (sync.vectors.listing: the index's own rule, so both agree).
 When a look is prompted by new messages, one written less than FRESH_NS ago may still get its
 vector from its writer (a write embeds within its budget, inline or through the agent): that is
-FRESH, looked at again later rather than embedded twice. A session listed complete is remembered with its directories' mtimes, so
-a later look lists only the sessions whose directories changed since; a directory changed less
-than RACY_NS before the look is not remembered (a file landing within the same mtime tick would
-not change it).
+FRESH, looked at again later rather than embedded twice. A session listed complete is
+remembered with its directories' mtimes, so a later look lists only the sessions whose
+directories changed since; a directory changed less than RACY_NS before the look is not
+remembered (a file landing within the same mtime tick would not change it).
 """
 
 from __future__ import annotations
