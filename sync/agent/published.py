@@ -1,11 +1,14 @@
 """What the watcher publishes about itself.
 
 The watcher's state is a small JSON document, `.agent-memory/.watcher.json`, rewritten
-atomically (temporary file, fsync, rename, fsync of the directory) by the watcher only, while it
-holds the sync lock. It is a report, never the source of truth: whether a watcher is alive is
-decided by the lock (an flock, freed by the kernel even on kill -9), and the backlog that
-`status` prints is measured from the files themselves (outbox.survey). A state file left behind
-by a killed watcher is therefore reported as stale, never believed.
+atomically (temporary file, rename) by the watcher only, while it holds the sync lock. It is a
+report, never the source of truth: whether a watcher is alive is decided by the lock (an flock,
+freed by the kernel even on kill -9), and the backlog that `status` prints is measured from the
+files themselves (outbox.survey). A state file left behind by a killed watcher is therefore
+reported as stale, never believed. So it is not fsynced: a crash of the machine can leave it
+old, empty or torn, which readers report as stale or unreadable (`read`), and the next
+publication replaces it; the two fsyncs it took after every round competed with the commands
+the agent was serving for the disk.
 """
 
 from __future__ import annotations
@@ -35,11 +38,9 @@ def write(store_path: str, state: dict[str, Any]) -> None:
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view):]
-            os.fsync(fd)
         finally:
             os.close(fd)
         os.rename(temp, STATE_NAME, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-        os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
 
