@@ -1,9 +1,10 @@
 """How the agent answers a `write` or `session` command that appended a file and asks what
-became of it (the `deliver` request): the file's round starts at once, its vector is made in a
-worker thread meanwhile, and the command hears one Delivery (sync.delivery) as soon as the
-round settles the file, or "pending" when it cannot be settled within the command's wait. The
-answer does not wait for the vector: the `.emb` is written beside the `.msg` as soon as the
-embedder answers (within the command's budget), and the backfill makes any that did not come.
+became of it (the `deliver` request): the file's round starts at once, and the command hears
+one Delivery (sync.delivery) as soon as the round settles the file, or "pending" when it cannot
+be settled within the command's wait. Its vector is made in a worker thread once the file is
+settled, and the answer does not wait for it: the `.emb` is written beside the `.msg` as soon
+as the embedder answers (within the command's budget), and the backfill makes any that did
+not come.
 
 The watcher (sync.agent.watcher) owns the loop and the rounds; this module only asks it for a
 round, through the narrow Rounds it is given, and listens to what the rounds settle
@@ -56,8 +57,8 @@ class Handoff:
     def deliver(self, session_id: str, name: str, wait: float,
                 embed: Callable[[], Any] | None = None) -> Delivery:
         """What became of a file a command just appended (thread-safe; the agent's request
-        threads call it). `embed()` makes its `.emb` record, in a worker thread while the file
-        is forwarded; it is written beside the `.msg` wherever that is by then."""
+        threads call it). `embed()` makes its `.emb` record, in a worker thread once the file is
+        settled; it is written beside the `.msg` wherever that is by then."""
         rounds = self.rounds
         rounds.touch()
         loop = rounds.serving_loop(wait + 30.0)  # a request that came while it was starting
@@ -101,12 +102,19 @@ class Handoff:
 
     async def _deliver(self, session_id: str, name: str, wait: float,
                        embed: Callable[[], Any] | None) -> Delivery:
-        vector = None
+        """The file's delivery, then its vector: made while the command waits, the vector
+        competed with the round for the two cores (the embedder's call is several times the
+        logger's) and slowed the answer it does not change. It is in flight from the start, so
+        no backfill takes it meanwhile."""
+        settled = asyncio.Event()
         if embed is not None:
-            vector = asyncio.ensure_future(self._make_vector(session_id, name, embed))
+            vector = asyncio.ensure_future(self._make_vector(session_id, name, embed, settled))
             self._background.add(vector)
             vector.add_done_callback(self._background.discard)
-        return await self._settle_file(session_id, name, wait)
+        try:
+            return await self._settle_file(session_id, name, wait)
+        finally:
+            settled.set()
 
     def vectors_in_flight(self) -> bool:
         """Is a served write's vector still being made? (the loop's thread)"""
@@ -118,7 +126,9 @@ class Handoff:
         if self._background:
             await asyncio.wait(list(self._background), timeout=timeout)
 
-    async def _make_vector(self, session_id: str, name: str, embed: Callable[[], Any]) -> None:
+    async def _make_vector(self, session_id: str, name: str, embed: Callable[[], Any],
+                           after: asyncio.Event) -> None:
+        await after.wait()
         try:
             record = await asyncio.to_thread(embed)
         except Exception as exc:  # noqa: BLE001 - the backfill embeds it later
