@@ -130,9 +130,19 @@ async def serve(server: MCPServer) -> None:
     """Serve over stdio until the client goes away: stdin at its end, or its end of stdout
     closed (the SDK's writer then meets a broken pipe: nobody reads any more, which is the
     client leaving, not a failure). A call already running completes first: its command runs
-    in a worker thread that cancellation waits for (cli.mcp_cmd.Runner.call)."""
+    in a worker thread that cancellation waits for (cli.mcp_cmd.Runner.call). The wire is read
+    and written by the loop itself where it is a pipe or a socket (cli.mcp_stdio)."""
+    from agent_memory.cli import mcp_stdio
     try:
-        await server.run_stdio_async()
+        if not mcp_stdio.wired():
+            await server.run_stdio_async()
+            return
+        from mcp.server.stdio import stdio_server
+        lowlevel = server._lowlevel_server
+        async with mcp_stdio.streams() as (lines, answers):
+            async with stdio_server(lines, answers) as (read_stream, write_stream):
+                await lowlevel.run(read_stream, write_stream,
+                                   lowlevel.create_initialization_options())
     except* (BrokenPipeError, ConnectionResetError):
         pass
 
