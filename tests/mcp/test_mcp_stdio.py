@@ -9,6 +9,7 @@ import json
 import os
 import socket
 import subprocess
+from contextlib import contextmanager
 
 from amtest import CLI, make_project
 
@@ -43,17 +44,33 @@ def stored_texts(project) -> list[str]:
     return sorted(m["text"] for m in done.data["messages"])
 
 
+@contextmanager
+def server_on(project, stdin, stdout):
+    """`agent-memory --store file mcp` on the given stdin and stdout; at the end, once this
+    test's side has ended its input, it must exit 0 (it is killed otherwise). Yields the
+    process and a list that then holds its stderr."""
+    server = subprocess.Popen([CLI, "--store", "file", "mcp"], cwd=project.root,
+                              env=project.env, stdin=stdin, stdout=stdout,
+                              stderr=subprocess.PIPE)
+    err: list[str] = []
+    try:
+        yield server, err
+        assert server.wait(30) == 0
+    finally:
+        if server.poll() is None:
+            server.kill()
+        err.append(server.stderr.read().decode())
+        server.stderr.close()
+
+
 def exchange_on_sockets(project, stdin: socket.socket, stdout: socket.socket,
                         ours_in: socket.socket, ours_out: socket.socket, texts: list[str]
                         ) -> tuple[dict[int, dict], str]:
     """The server on the given sockets: initialize, then a write of each text; its answers
     by id (once all came) and its stderr, after it exited at the end of its input."""
-    server = subprocess.Popen([CLI, "--store", "file", "mcp"], cwd=project.root,
-                              env=project.env, stdin=stdin, stdout=stdout,
-                              stderr=subprocess.PIPE)
-    stdin.close()
-    stdout.close()
-    try:
+    with server_on(project, stdin, stdout) as (_server, err):
+        stdin.close()
+        stdout.close()
         ours_in.sendall(lines(INITIALIZE, INITIALIZED,
                               *(write_call(2 + i, text) for i, text in enumerate(texts))))
         received = b""
@@ -62,13 +79,7 @@ def exchange_on_sockets(project, stdin: socket.socket, stdout: socket.socket,
             assert chunk, received
             received += chunk
         ours_in.shutdown(socket.SHUT_WR)
-        assert server.wait(30) == 0
-    finally:
-        if server.poll() is None:
-            server.kill()
-        err = server.stderr.read().decode()
-        server.stderr.close()
-    return answers(received), err
+    return answers(received), err[0]
 
 
 def test_a_server_on_a_socket_each_answers_and_takes_a_long_line_whole(tmp_path):
@@ -110,23 +121,14 @@ def test_a_server_writing_to_a_file_answers_through_the_sdk_transport(tmp_path):
     import time
     project = make_project(tmp_path)
     replies = tmp_path / "replies.jsonl"
-    with open(replies, "wb") as stdout:
-        server = subprocess.Popen([CLI, "--store", "file", "mcp"], cwd=project.root,
-                                  env=project.env, stdin=subprocess.PIPE, stdout=stdout,
-                                  stderr=subprocess.PIPE)
-    try:
+    with open(replies, "wb") as stdout, \
+            server_on(project, subprocess.PIPE, stdout) as (server, err):
         server.stdin.write(lines(INITIALIZE, INITIALIZED, write_call(2, "to a file")))
         server.stdin.flush()
         deadline = time.monotonic() + 60
         while replies.read_bytes().count(b"\n") < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
         server.stdin.close()
-        assert server.wait(30) == 0
-    finally:
-        if server.poll() is None:
-            server.kill()
-        err = server.stderr.read().decode()
-        server.stderr.close()
     got = answers(replies.read_bytes())
     assert sorted(got) == [1, 2] and not got[2]["result"].get("isError"), (got, err)
     assert stored_texts(project) == ["to a file"]
@@ -140,20 +142,13 @@ def test_the_server_leaves_the_pipes_it_shares_blocking(tmp_path):
     read_in, write_in = os.pipe()
     read_out, write_out = os.pipe()
     try:
-        server = subprocess.Popen([CLI, "--store", "file", "mcp"], cwd=project.root,
-                                  env=project.env, stdin=read_in, stdout=write_out,
-                                  stderr=subprocess.DEVNULL)
-        try:
+        with server_on(project, read_in, write_out):
             os.write(write_in, lines(INITIALIZE))
             with os.fdopen(os.dup(read_out), "rb") as replies:
                 first = json.loads(replies.readline())
             assert first["id"] == 1 and "result" in first, first
             os.close(write_in)
             write_in = None
-            assert server.wait(30) == 0
-        finally:
-            if server.poll() is None:
-                server.kill()
         # read_in and write_out are the very descriptions the server was given
         assert os.get_blocking(read_in) and os.get_blocking(write_out)
     finally:
