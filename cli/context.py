@@ -27,6 +27,7 @@ class Context:
         self._route = route  # the agent hands its own (over its open links) to what it serves
         self.store_mode: str = args.store
         self._store: Store | None = None
+        self._side: str | None = None  # side(), once worked out
         self.warnings: list[dict] = []  # said in the answer (cli.fleet_errors.warn)
         # What the project's agent made of this command (cli.agent_client): none answered and
         # one is to be started once the command has answered; one of another identity stayed.
@@ -76,16 +77,19 @@ class Context:
         return self._store
 
     def side(self) -> str:
-        """Which side answers: "file" or "logger", from --store and the configuration."""
-        has_logger = self.config.logger is not None
-        if self.store_mode == "file":
-            return "file"
-        if self.store_mode == "logger":
-            if not has_logger:
+        """Which side answers: "file" or "logger", from --store and the configuration, neither
+        of which changes in a Context: worked out at the first call (which refuses a bad
+        configuration, or --store logger without a logger), then kept."""
+        if self._side is None:
+            has_logger = self.config.logger is not None
+            if self.store_mode == "logger" and not has_logger:
                 raise LoggerUnreachableError(
                     "--store logger but no logger is configured (ailogger_client section)")
-            return "logger"
-        return "logger" if has_logger else "file"
+            if self.store_mode in ("file", "logger"):
+                self._side = self.store_mode
+            else:
+                self._side = "logger" if has_logger else "file"
+        return self._side
 
     def close(self) -> None:
         """Close the store this command opened (a warm one stays open for the next)."""

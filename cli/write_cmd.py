@@ -10,7 +10,7 @@ from agent_memory.cli import inputs
 from agent_memory.cli.context import Context
 from agent_memory.cli.errors import RefusedError
 from agent_memory.outbox import contract, encoding
-from agent_memory.outbox.store import MessageExists, StoredFile
+from agent_memory.outbox.store import SHUTTING_EVENTS, MessageExists, SessionShut, StoredFile
 
 
 def append_answer(file: StoredFile, record: dict[str, Any]) -> dict[str, Any]:
@@ -78,9 +78,15 @@ def embed_on_write(ctx: Context, budget: float, file: StoredFile,
 
 def refuse_deleted_targets(store, fields: dict[str, Any]) -> None:
     """A message may not relate to, or correct, a message deleted here (soft, marked or hard):
-    MESSAGE_DELETED, nothing written."""
-    from agent_memory.outbox.views import Forgotten
-    forgotten = Forgotten(store.event_dicts(fields["session_id"]))
+    MESSAGE_DELETED, nothing written. A closed or deleted session is left to the append, which
+    refuses it first (SessionShut), as for any message."""
+    from agent_memory.outbox.views import LIFECYCLE_EVENTS, Forgotten
+    events = store.event_dicts(fields["session_id"])
+    lifecycle = [kind for kind in (e.get("event") for e in events)
+                 if isinstance(kind, str) and kind in LIFECYCLE_EVENTS]  # unvalidated dicts
+    if lifecycle and lifecycle[-1] in SHUTTING_EVENTS:
+        return
+    forgotten = Forgotten(events)
     if not forgotten:
         return
     targets = [r["to_message_id"] for r in fields.get("relations") or []]
@@ -91,6 +97,16 @@ def refuse_deleted_targets(store, fields: dict[str, Any]) -> None:
             raise RefusedError(f"message {target} was deleted: a new message may not relate "
                                "to it or correct it (nothing was written)",
                                code=contract.MESSAGE_DELETED)
+
+
+def shut_refusal(session_id: str, kind: str) -> RefusedError:
+    """The refusal of a message into a session closed (SESSION_CLOSED) or deleted
+    (SESSION_UNKNOWN, as the logger answers for a session it no longer has) here."""
+    if kind == "close":
+        return RefusedError(f"session {session_id} is closed: reopen it first",
+                            code=contract.SESSION_CLOSED)
+    return RefusedError(f"session {session_id} was deleted: open it again to start it anew",
+                        code=contract.SESSION_UNKNOWN)
 
 
 def check_outbox_cap(ctx: Context, fields: dict[str, Any]) -> None:
@@ -125,17 +141,12 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
         return direct(ctx, "append_message", **params)
     store = ctx.store()
     check_outbox_cap(ctx, fields)
-    last = store.last_event(fields["session_id"])
-    if last == "close":
-        raise RefusedError(f"session {fields['session_id']} is closed: reopen it first",
-                           code=contract.SESSION_CLOSED)
-    if last == "delete_session":
-        raise RefusedError(f"session {fields['session_id']} was deleted: open it again to "
-                           "start it anew", code=contract.SESSION_UNKNOWN)
     if fields.get("relations") or fields.get("corrects_message_id"):
         refuse_deleted_targets(store, fields)
     try:
         file, record = store.append_message(fields)
+    except SessionShut as exc:
+        raise shut_refusal(fields["session_id"], exc.kind) from None
     except MessageExists as exc:
         from agent_memory.outbox.records import as_dict
         file, record = exc.existing.file, as_dict(exc.existing.record)

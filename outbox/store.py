@@ -22,7 +22,10 @@ from agent_memory.outbox.contract import (format_utc, new_uuid4, normalise_occur
 from agent_memory.outbox.layout import IMPORTED, PENDING, QUARANTINED
 
 __all__ = ["Store", "StoredFile", "StoredMessage", "NewMessage", "Unreadable", "MessageExists",
-           "PENDING", "IMPORTED", "QUARANTINED", "utc_now"]
+           "SessionShut", "PENDING", "IMPORTED", "QUARANTINED", "utc_now"]
+
+# The lifecycle events after which a session takes no message until it is opened again.
+SHUTTING_EVENTS = frozenset({"close", "delete_session"})
 
 
 class MessageExists(Exception):
@@ -31,6 +34,15 @@ class MessageExists(Exception):
     def __init__(self, existing: "StoredMessage") -> None:
         super().__init__(existing.record.message_id)
         self.existing = existing
+
+
+class SessionShut(Exception):
+    """The session's latest lifecycle event shuts it to new messages: `kind` is "close" (it
+    must be reopened) or "delete_session" (it must be opened again, anew)."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__(kind)
+        self.kind = kind
 
 
 class StoredFile(namedtuple("StoredFile", "session_id area name")):
@@ -303,25 +315,6 @@ class Store:
                         continue  # moved meanwhile; the rescan below finds it
         return None
 
-    def last_event(self, session_id: str) -> str | None:
-        """The kind of the session's latest event ("open", "close", "reopen"), or None.
-
-        A cheap peek at one file for the write path; full reads decode every event.
-        """
-        dirs = self._session_dirs(session_id, (PENDING, IMPORTED))
-        try:
-            files = self._finals(session_id, dirs, names.EVENT_EXT)
-            for file in sorted(files, key=lambda f: f.name, reverse=True):
-                try:
-                    kind = encoding.event_kind(atomic.read_file(dirs[file.area], file.name))
-                except FileNotFoundError:
-                    continue
-                if kind is not None:
-                    return kind
-            return None
-        finally:
-            _close(dirs)
-
     def event_dicts(self, session_id: str) -> list[dict[str, Any]]:
         """The session's events as plain dicts, in time order, unvalidated: the write path's
         cheap look (no msgspec) at what was deleted; full reads use events()."""
@@ -351,15 +344,20 @@ class Store:
     def append_message(self, fields: dict[str, Any]) -> NewMessage:
         """Create the `.msg` of a new message. `fields` are already validated.
 
-        Raises MessageExists when the message_id is already stored in the session (the caller
-        decides whether that is an identical retry or a conflict).
+        Raises SessionShut when the session's latest lifecycle event closed or deleted it (even
+        for a retry of a message it holds), else MessageExists when the message_id is already
+        stored in the session (the caller decides whether that is an identical retry or a
+        conflict).
         """
         session_id = fields["session_id"]
         message_id = fields.get("message_id") or new_uuid4()
         now = utc_now()
         dirs = self._session_dirs(session_id, layout.AREAS)  # the one open of this write
         try:
-            held = self._finals(session_id, dirs)
+            held = self._finals(session_id, dirs)  # and its one listing
+            shut = _latest_lifecycle(dirs, held)
+            if shut in SHUTTING_EVENTS:
+                raise SessionShut(shut)
             existing = [f for f in held if f.name.endswith(names.MESSAGE_EXT)]
             for file in existing:
                 if file.item_id == message_id:
@@ -548,6 +546,22 @@ class Store:
             return False
         finally:
             os.close(area_fd)
+
+
+def _latest_lifecycle(dirs: dict[str, int | None], held: list[StoredFile]) -> str | None:
+    """The kind of the session's latest lifecycle event ("open", "close", "reopen",
+    "delete_session") among `held`, the files listed in `dirs`, or None. Pending and imported
+    only: a quarantined event says nothing. Newest first, one gone meanwhile and any other
+    event skipped: a peek at one file, usually (full reads decode every event)."""
+    events = [f for f in held if f.area != QUARANTINED and f.name.endswith(names.EVENT_EXT)]
+    for file in sorted(events, key=lambda f: f.name, reverse=True):
+        try:
+            kind = encoding.event_kind(atomic.read_file(dirs[file.area], file.name))
+        except FileNotFoundError:
+            continue
+        if kind is not None:
+            return kind
+    return None
 
 
 def _close(dirs: dict[str, int | None]) -> None:

@@ -49,39 +49,29 @@ class ConfigInvalid(Exception):
 
 
 class Config:
-    """A validated document (or the embedded default when `source` is None)."""
+    """A validated document (or the embedded default when `source` is None).
+
+    What commands read of it on every call (the logger's and the embedder's sections, the
+    outbox caps, the output budget) is taken once, here: a Config is never changed after it is
+    made, so these are plain attributes, to be read and not changed."""
 
     def __init__(self, source: str | None, document: dict[str, Any] | None = None) -> None:
         self.source = source
         self.document: dict[str, Any] = document if document is not None else {}
         self.warnings: list[str] = []
         self.raw = b""  # the document's bytes as read (sync.identity digests them)
+        self.logger: dict[str, Any] | None = self.document.get("ailogger_client")
+        self.embedder: dict[str, Any] | None = self.document.get("embedding_client")
+        self.outbox: dict[str, int | None] = _keys(self.document.get("outbox"), OUTBOX_KEYS)
+        self.output: dict[str, int | None] = _keys(self.document.get("output"), OUTPUT_KEYS)
 
     @property
     def base_dir(self) -> str:
         return os.path.dirname(self.source) if self.source else os.getcwd()
 
     @property
-    def logger(self) -> dict[str, Any] | None:
-        return self.document.get("ailogger_client")
-
-    @property
-    def embedder(self) -> dict[str, Any] | None:
-        return self.document.get("embedding_client")
-
-    @property
     def agent(self) -> dict[str, Any]:
         return {**DEFAULT_AGENT, **self.document.get("agent", {})}
-
-    @property
-    def outbox(self) -> dict[str, int | None]:
-        section = self.document.get("outbox", {})
-        return {key: section.get(key) for key in OUTBOX_KEYS}
-
-    @property
-    def output(self) -> dict[str, int | None]:
-        section = self.document.get("output", {})
-        return {key: section.get(key) for key in OUTPUT_KEYS}
 
     @property
     def embedding_model(self) -> dict[str, Any]:
@@ -90,6 +80,13 @@ class Config:
     def resolve_path(self, path: str) -> str:
         """Relative paths in the document resolve against the document's directory."""
         return os.path.normpath(os.path.join(self.base_dir, os.path.expanduser(path)))
+
+
+def _keys(section: Any, keys: tuple[str, ...]) -> dict[str, Any]:
+    """The values of `keys` in a section (None where not given). A section that is not an
+    object is validate's to report: the Config is made before the validation runs."""
+    given = section if isinstance(section, dict) else {}
+    return {key: given.get(key) for key in keys}
 
 
 def locate(explicit: str | None) -> tuple[str | None, bool]:
@@ -303,6 +300,6 @@ def redacted_view(config: Config) -> dict[str, Any]:
         view[name] = shown
     view["embedding_model"] = config.embedding_model
     view["agent"] = config.agent
-    view["outbox"] = config.outbox
-    view["output"] = config.output
+    view["outbox"] = dict(config.outbox)  # copies: the view is the caller's, the Config not
+    view["output"] = dict(config.output)
     return view

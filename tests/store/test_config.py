@@ -102,6 +102,20 @@ def test_invalid_documents_are_exit_6_with_every_problem(project, tmp_path):
     assert project.files("s1") == []
 
 
+def test_sections_that_are_not_objects_are_reported_not_fatal(project, tmp_path):
+    """The Config takes its sections when it is made, before the validation: a section of the
+    wrong shape must still come out as the validation's problem (exit 6), not a crash."""
+    path = write_doc(tmp_path / "bad.json", {"outbox": [1], "output": "big",
+                                             "ailogger_client": 3, "embedding_client": []})
+    result = project.cli("--config", path, *message_args("s1", "x"))
+    assert result.rc == 6 and result.code == "CONFIG_INVALID", result.stdout
+    assert sorted(result.out["error"]["details"]["problems"]) == [
+        "ailogger_client must be an object", "embedding_client must be an object",
+        "outbox must be an object with max_pending_messages and/or max_pending_bytes",
+        "output must be an object with max_chars"]
+    assert project.files("s1") == []
+
+
 def test_named_but_missing_configuration_is_invalid(project, tmp_path):
     result = project.cli("--config", str(tmp_path / "absent.json"), "config", "validate")
     assert result.rc == 6 and "not found" in result.out["error"]["message"]

@@ -22,6 +22,39 @@ def test_session_open_close_reopen_events(project):
     assert sum(n.endswith(".msg") for n in names) == 1
 
 
+def test_a_closed_session_is_refused_before_any_other_rule_of_a_write(project):
+    """Closed comes first: before the identical-retry rule and before the deleted-target rule
+    (each of which would answer otherwise in an open session)."""
+    project.cli(*OPEN)
+    mid = "3f2b8c1e-9d4a-4e5b-8c7d-1a2b3c4d5e6f"
+    assert project.cli(*message_args("s1", "kept", message_id=mid)).rc == 0
+    gone = project.cli(*message_args("s1", "soon deleted")).data["message_id"]
+    assert project.cli("delete", gone, "--mode", "soft").rc == 0
+    assert project.cli("session", "close", "--session-id", "s1").rc == 0
+    before = project.final_files("s1")
+    for extra in (["--message-id", mid], ["--relation", f"reply:{gone}"], ["--corrects", gone]):
+        refused = project.cli(*message_args("s1", "kept"), *extra)
+        assert (refused.rc, refused.code) == (1, "SESSION_CLOSED"), (extra, refused.stdout)
+        assert refused.out["error"]["message"] == "session s1 is closed: reopen it first"
+    assert project.final_files("s1") == before
+    assert project.cli("session", "reopen", "--session-id", "s1").rc == 0
+    retried = project.cli(*message_args("s1", "kept", message_id=mid))
+    assert retried.rc == 0 and retried.data["message_id"] == mid
+    assert project.cli(*message_args("s1", "late"), "--corrects", gone).code == "MESSAGE_DELETED"
+
+
+def test_a_quarantined_close_event_does_not_close_the_session(project):
+    project.cli(*OPEN)
+    project.cli("session", "close", "--session-id", "s1")
+    close = project.final_files("s1")[-1]
+    quarantine = os.path.join(project.store, ".quarantine", "s1")
+    os.makedirs(quarantine)
+    os.rename(os.path.join(project.store, "s1", close), os.path.join(quarantine, close))
+    written = project.cli(*message_args("s1", "still open"))
+    assert written.rc == 0, written.stdout
+    assert close in project.files("s1", ".quarantine")
+
+
 def test_session_open_conflicting_attributes_refused(project):
     project.cli(*OPEN)
     result = project.cli(*OPEN[:-1], "bob")
