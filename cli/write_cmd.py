@@ -10,7 +10,7 @@ from agent_memory.cli import inputs
 from agent_memory.cli.context import Context
 from agent_memory.cli.errors import RefusedError
 from agent_memory.outbox import contract, encoding
-from agent_memory.outbox.store import SHUTTING_EVENTS, MessageExists, SessionShut, StoredFile
+from agent_memory.outbox.store import MessageExists, SessionShut, StoredFile
 
 
 def append_answer(file: StoredFile, record: dict[str, Any]) -> dict[str, Any]:
@@ -78,15 +78,10 @@ def embed_on_write(ctx: Context, budget: float, file: StoredFile,
 
 def refuse_deleted_targets(store, fields: dict[str, Any]) -> None:
     """A message may not relate to, or correct, a message deleted here (soft, marked or hard):
-    MESSAGE_DELETED, nothing written. A closed or deleted session is left to the append, which
-    refuses it first (SessionShut), as for any message."""
-    from agent_memory.outbox.views import LIFECYCLE_EVENTS, Forgotten
-    events = store.event_dicts(fields["session_id"])
-    lifecycle = [kind for kind in (e.get("event") for e in events)
-                 if isinstance(kind, str) and kind in LIFECYCLE_EVENTS]  # unvalidated dicts
-    if lifecycle and lifecycle[-1] in SHUTTING_EVENTS:
-        return
-    forgotten = Forgotten(events)
+    MESSAGE_DELETED, nothing written. Asked by the append (its `admit`), once it has found
+    the session open: a closed or deleted session is refused as such first."""
+    from agent_memory.outbox.views import Forgotten
+    forgotten = Forgotten(store.event_dicts(fields["session_id"]))
     if not forgotten:
         return
     targets = [r["to_message_id"] for r in fields.get("relations") or []]
@@ -141,10 +136,12 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
         return direct(ctx, "append_message", **params)
     store = ctx.store()
     check_outbox_cap(ctx, fields)
+    admit = None
     if fields.get("relations") or fields.get("corrects_message_id"):
-        refuse_deleted_targets(store, fields)
+        def admit() -> None:
+            refuse_deleted_targets(store, fields)
     try:
-        file, record = store.append_message(fields)
+        file, record = store.append_message(fields, admit)
     except SessionShut as exc:
         raise shut_refusal(fields["session_id"], exc.kind) from None
     except MessageExists as exc:

@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 
 TYPE_CHECKING = False  # typing costs the write path 3 ms: annotations only
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Callable
 
 from agent_memory.outbox import atomic, encoding, layout, names
 from agent_memory.outbox.availability import StoreUnavailable, check_available
@@ -341,13 +341,15 @@ class Store:
         return reason if isinstance(reason, dict) else {}
 
     # --- appending -----------------------------------------------------------------------------
-    def append_message(self, fields: dict[str, Any]) -> NewMessage:
+    def append_message(self, fields: dict[str, Any],
+                       admit: Callable[[], None] | None = None) -> NewMessage:
         """Create the `.msg` of a new message. `fields` are already validated.
 
         Raises SessionShut when the session's latest lifecycle event closed or deleted it (even
-        for a retry of a message it holds), else MessageExists when the message_id is already
-        stored in the session (the caller decides whether that is an identical retry or a
-        conflict).
+        for a retry of a message it holds); then `admit()`, when given, may refuse the message
+        by raising (nothing is written: the caller's own rules, such as relations to deleted
+        messages); else MessageExists when the message_id is already stored in the session
+        (the caller decides whether that is an identical retry or a conflict).
         """
         session_id = fields["session_id"]
         message_id = fields.get("message_id") or new_uuid4()
@@ -358,6 +360,8 @@ class Store:
             shut = _latest_lifecycle(dirs, held)
             if shut in SHUTTING_EVENTS:
                 raise SessionShut(shut)
+            if admit is not None:
+                admit()
             existing = [f for f in held if f.name.endswith(names.MESSAGE_EXT)]
             for file in existing:
                 if file.item_id == message_id:
