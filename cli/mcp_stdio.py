@@ -76,6 +76,7 @@ async def streams():
     loop = asyncio.get_running_loop()
     sys.stdout.flush()
     wire_in, wire_out = os.dup(0), os.dup(1)
+    given = {fd: os.get_blocking(fd) for fd in (wire_in, wire_out)}  # as the client gave them
     null = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
     try:
         os.dup2(null, 0)
@@ -86,17 +87,18 @@ async def streams():
     try:
         reader = asyncio.StreamReader(limit=LINE_LIMIT)
         read_transport, _ = await loop.connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(wire_in, "rb", 0, closefd=False))
+            lambda: asyncio.StreamReaderProtocol(reader),
+            os.fdopen(wire_in, "rb", 0, closefd=False))
         write_transport, protocol = await loop.connect_write_pipe(
             asyncio.streams.FlowControlMixin, os.fdopen(wire_out, "wb", 0, closefd=False))
-        yield _Lines(reader), _Answers(asyncio.StreamWriter(write_transport, protocol, None, loop))
-    finally:
+        writer = asyncio.StreamWriter(write_transport, protocol, None, loop)
+        yield _Lines(reader), _Answers(writer)
+    finally:  # no await here: a cancelled session must still put the wire back
         for transport in (read_transport, write_transport):
             if transport is not None:
-                transport.close()
-        await asyncio.sleep(0)  # the transports let go of the descriptors
+                transport.close()  # stops watching the descriptor now; it never closes it
         for fd, std in ((wire_in, 0), (wire_out, 1)):
             with contextlib.suppress(OSError):
-                os.set_blocking(fd, True)  # as it was: the client, or a shell, may share it
+                os.set_blocking(fd, given[fd])  # the client, or a shell, may share it
             os.dup2(fd, std)
             os.close(fd)

@@ -102,10 +102,10 @@ class Handoff:
 
     async def _deliver(self, session_id: str, name: str, wait: float,
                        embed: Callable[[], Any] | None) -> Delivery:
-        """The file's delivery, then its vector: made while the command waits, the vector
-        competed with the round for the two cores (the embedder's call is several times the
-        logger's) and slowed the answer it does not change. It is in flight from the start, so
-        no backfill takes it meanwhile."""
+        """The file's delivery, then its vector: made while the command waits, the vector (an
+        HTTP call, a queued job and a WebSocket in embed-client) competed with the round for
+        the two cores and slowed the answer it does not change. It is in flight from the
+        start, so no backfill takes it meanwhile."""
         settled = asyncio.Event()
         if embed is not None:
             vector = asyncio.ensure_future(self._make_vector(session_id, name, embed, settled))

@@ -136,8 +136,8 @@ def test_a_server_writing_to_a_file_answers_through_the_sdk_transport(tmp_path):
 
 def test_the_server_leaves_the_pipes_it_shares_blocking(tmp_path):
     """The server makes its end of each pipe non-blocking while it serves; a client (or a
-    shell) holding the same pipe ends finds them blocking again once the server has exited,
-    as they were given."""
+    shell) holding the same pipe ends finds them blocking, as they were given, once the
+    server has exited."""
     project = make_project(tmp_path)
     read_in, write_in = os.pipe()
     read_out, write_out = os.pipe()
