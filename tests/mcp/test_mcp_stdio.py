@@ -9,6 +9,7 @@ import json
 import os
 import socket
 import subprocess
+import time
 from contextlib import contextmanager
 
 from amtest import CLI, make_project
@@ -118,7 +119,6 @@ def test_a_server_on_one_socket_for_both_answers(tmp_path):
 def test_a_server_writing_to_a_file_answers_through_the_sdk_transport(tmp_path):
     """stdout a file (neither a pipe nor a socket): the SDK's transport serves it, every
     request is answered there, and the server exits at the end of its input."""
-    import time
     project = make_project(tmp_path)
     replies = tmp_path / "replies.jsonl"
     with open(replies, "wb") as stdout, \
