@@ -139,6 +139,14 @@ class Memory:
                 return
             continuation = page.continuation
 
+    def revision(self, session_id: str) -> str | None:
+        """A token that changes whenever what a read of the session answers from this
+        project's store may have changed: its part after the dot for each new message (a
+        correction too), its part before for anything else (a deletion, a mark, a message set
+        aside, a session event). None when the store cannot tell. For readers that keep a copy of a session
+        (the framework sessions) and read only what is new."""
+        return runner.revision(self.project_root, session_id)
+
     def get(self, message_id: str, **options: Any) -> Message:
         """`get`: one message by id (NotFoundError when neither side holds it)."""
         answer = self._call(["get"], message_id=message_id, **options)

@@ -56,6 +56,25 @@ def run_values(words: list[str], values: dict[str, Any], global_values: dict[str
         return perform_values(command, values, global_values, warm=_warm())
 
 
+def revision(project_root: str | None, session_id: str) -> str | None:
+    """The session's revision in the project's store (outbox.store.Store.revision): a token
+    that changes whenever a read of the session may answer otherwise; None when the store or
+    its ledger cannot say (the caller reads the session again)."""
+    import os
+    from agent_memory.outbox.availability import StoreUnavailable, git_toplevel
+    from agent_memory.outbox.contract import is_valid_session_id
+    if not is_valid_session_id(session_id):
+        return None
+    if project_root is None:
+        cwd = os.getcwd()
+        project_root = git_toplevel(cwd) or cwd
+    with _LOCK:
+        try:
+            return _warm().store(project_root).revision(session_id)
+        except (StoreUnavailable, OSError):
+            return None
+
+
 def answer(argv: list[str]) -> tuple[str, Any]:
     """(store, data) of the command line `argv` that succeeded; its failure raised as an
     AgentMemoryError (KeyboardInterrupt when it was interrupted)."""

@@ -50,6 +50,9 @@ class Dialogue:
         self.participants = list(participants)
         self._opened = False
         self._lock = threading.Lock()  # one open at a time from this object
+        self._read_lock = threading.Lock()  # one read of the copy at a time
+        self._copy: list[Message] | None = None  # the session as last read
+        self._copy_revision: str | None = None  # the store's revision of it then
 
     def open(self) -> None:
         """Open the session unless this object did already (a repeat when it exists with the
@@ -99,14 +102,65 @@ class Dialogue:
 
     def messages(self) -> list[Message]:
         """The session's visible messages (soft-deleted ones hidden) in arrival order; none
-        for a session neither the store nor the logger knows (never written, or deleted)."""
+        for a session neither the store nor the logger knows (never written, or deleted).
+
+        Read incrementally, so a turn costs what it adds, not what the session holds: the
+        copy the last call made is kept with the store's revision of the session
+        (Memory.revision, `<epoch>.<next sequence number>`). The same revision: the copy is
+        the answer. Only new messages since (the same epoch): they are read from the
+        project's files from the copy's next sequence number on and added (every message
+        written here is there, pending or imported); a correction among them reads the whole
+        session again. Anything else (a deletion, a mark, a message set aside, a session
+        event: a new epoch) reads the whole session again, from the logger when one answers.
+        Messages another project writes to the same session at the logger are seen at the
+        next whole read."""
+        with self._read_lock:
+            revision = self.memory.revision(self.session_id)
+            copy, held = self._copy, self._copy_revision
+            if copy is None or revision is None or held is None or \
+                    revision.split(".")[0] != held.split(".")[0]:
+                return self._read_whole(revision)
+            if revision == held:
+                return list(copy)
+            added = self._read_new(copy, int(held.split(".")[1]))
+            if added is None:
+                return self._read_whole(revision)
+            self._copy, self._copy_revision = copy + added, revision
+            return list(self._copy)
+
+    def _read_whole(self, revision: str | None) -> list[Message]:
         try:
             # whole: a framework gets its items back exactly, never cut to a reader's budget
-            return list(self.memory.messages(self.session_id, max_chars=0))
+            found = list(self.memory.messages(self.session_id, max_chars=0))
         except AgentMemoryError as exc:
             if exc.code != "SESSION_UNKNOWN":
                 raise
-            return []
+            found = []
+        self._copy, self._copy_revision = found, revision
+        return list(found)
+
+    def _read_new(self, copy: list[Message], start: int) -> list[Message] | None:
+        """The messages numbered `start` or later in the project's files that `copy` lacks
+        (from one before: two writers may share a number), or None when the whole session
+        must be read again (a correction among them)."""
+        known = {m.message_id for m in copy}
+        try:
+            found = list(self._files().messages(self.session_id, start=max(0, start - 1),
+                                                mode="full", max_chars=0))
+        except AgentMemoryError as exc:
+            if exc.code != "SESSION_UNKNOWN":
+                raise
+            return None
+        added = [m for m in found if m.message_id not in known]
+        if any(m.corrects_message_id for m in added):
+            return None
+        return added
+
+    def _files(self) -> Memory:
+        """The same project and configuration, read from its files alone."""
+        memory = self.memory
+        return Memory(memory.project_root, memory.config, store="file",
+                      no_agent=memory.no_agent)
 
     def item_of(self, message: Message) -> tuple[bool, Any]:
         """(True, the item) for a message this store wrote, else (False, None)."""

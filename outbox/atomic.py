@@ -164,24 +164,24 @@ def read_file(dir_fd: int, name: str, limit: int = MAX_RECORD_BYTES) -> bytes:
 
 def move(src_fd: int, dst_fd: int, name: str) -> bool:
     """Move `name` from one directory to another durably; False if it was not there."""
-    return move_many(src_fd, dst_fd, [name]) == 1
+    return len(move_many(src_fd, dst_fd, [name])) == 1
 
 
-def move_many(src_fd: int, dst_fd: int, names: list[str]) -> int:
-    """Move files between two directories, then fsync both once; returns how many moved.
+def move_many(src_fd: int, dst_fd: int, names: list[str]) -> list[str]:
+    """Move files between two directories, then fsync both once; returns the names moved.
 
     One pair of directory fsyncs covers the whole group: a rename is atomic, so after a crash
     before the fsyncs each file is in one of the two places, never lost, and one still in the
     source is simply forwarded again. A name no longer in the source was moved by a concurrent
     mover and is skipped.
     """
-    moved = 0
+    moved = []
     for name in names:
         try:
             os.rename(name, name, src_dir_fd=src_fd, dst_dir_fd=dst_fd)
         except FileNotFoundError:
             continue
-        moved += 1
+        moved.append(name)
     if moved:
         os.fsync(dst_fd)
         os.fsync(src_fd)
