@@ -83,6 +83,9 @@ _SCHEMA = (
     "CREATE INDEX files_novec ON files(sid, name) WHERE vec = 0 AND area < 2",
     f"CREATE INDEX files_unreadable ON files(sid, area, name) WHERE kind = {UNREADABLE}",
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    # Directories of the imported and quarantined areas swept of temporaries (outbox.cleanup)
+    # as they were then: one unchanged since need not be listed again.
+    "CREATE TABLE swept(path TEXT PRIMARY KEY, seen TEXT NOT NULL) WITHOUT ROWID",
 )
 
 
@@ -328,6 +331,13 @@ class Ledger:
             self._conn.execute("UPDATE sessions SET seen = NULL WHERE session = ?",
                                (session_id,))
             self._sessions.pop(session_id, None)
+
+    def swept(self) -> dict[str, str]:
+        """{directory: `inode:mtime` when last swept of temporaries} (outbox.cleanup)."""
+        return dict(self._conn.execute("SELECT path, seen FROM swept"))
+
+    def note_swept(self, swept: dict[str, str]) -> None:
+        self._conn.executemany("INSERT OR REPLACE INTO swept VALUES (?, ?)", swept.items())
 
     def sessions(self) -> list[str]:
         """The sessions the ledger has a row for."""
