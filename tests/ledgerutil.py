@@ -87,3 +87,34 @@ def _assert_reads_agree(memory: Memory, root: str, why: str, sizes=(1, 3, 50)) -
 
 def _ledger_path(root: str) -> str:
     return os.path.join(root, ".agent-memory", LEDGER_DIR, LEDGER_FILE)
+
+
+def _oracle_get(root: str, message_id: str) -> dict:
+    """`get` as the files alone say: the message found by listing, the session's events
+    decoded from a listing (no ledger involved)."""
+    with Store(root) as store:
+        file = store._listed_locate(message_id, None, True)
+        if file is None:
+            return {"unknown": True}
+        found = store.load(file, "message")
+        forgotten = views.forgotten(store._listed_events(file.session_id)[0])
+        if message_id in forgotten.purged:
+            return {"unknown": True}
+        from agent_memory.outbox.store import StoredMessage
+        entry = forgotten.apply([views.message_entry(StoredMessage(file, found))])[0]
+        vectors = {f.item_id for f in store.files(file.session_id, ".emb", (file.area,))}
+        entry["vectorization_state"] = "vectorized" if message_id in vectors else "pending"
+        return entry
+
+
+def _get(memory: Memory, message_id: str) -> dict:
+    try:
+        return memory.command("get", message_id, "--max-chars", "0").data
+    except AgentMemoryError as exc:
+        assert exc.code == "MESSAGE_UNKNOWN", exc
+        return {"unknown": True}
+
+
+def _assert_gets_agree(memory: Memory, root: str, message_ids, why: str) -> None:
+    for message_id in message_ids:
+        assert _get(memory, message_id) == _oracle_get(root, message_id), (why, message_id)

@@ -23,12 +23,14 @@ from agent_memory.outbox import atomic, encoding, names
 from agent_memory.outbox.contract import new_uuid4
 from agent_memory.outbox.ledger import LEDGER_DIR, LEDGER_FILE, UNINDEXED_DIR
 from agent_memory.outbox.store import Store
-from ledgerutil import MOMENT, SESSION, _assert_reads_agree, _ledger_path, _project, _write
+from ledgerutil import (MOMENT, SESSION, _assert_gets_agree, _assert_reads_agree,
+                        _ledger_path, _project, _write)
 
 # --- generated sessions ----------------------------------------------------------------------
 operations = st.lists(st.one_of(
     st.tuples(st.just("write"), st.sampled_from(["plain", "now", "moment", "corrects",
-                                                 "reply"]), st.integers(0, 30)),
+                                                 "corrects", "reply"]), st.integers(0, 30)),
+    st.tuples(st.just("write"), st.just("corrects"), st.integers(0, 30)),
     st.tuples(st.just("soft"), st.integers(0, 30)),
     st.tuples(st.just("hard"), st.integers(0, 30)),
     st.tuples(st.just("mark"), st.integers(0, 30)),
@@ -36,10 +38,17 @@ operations = st.lists(st.one_of(
     st.tuples(st.just("behind"), st.integers(0, 30)),  # a writer doing without the ledger
     st.tuples(st.just("drop"), st.just(0)),  # the ledger deleted
     st.tuples(st.just("delete_session"), st.just(0)),
-), min_size=1, max_size=25)
+), min_size=1, max_size=25).map(lambda ops: [("write", "plain", 0), *ops])
 
 
-def _apply(memory: Memory, root: str, ops) -> None:
+def _numbered(root: str) -> int:
+    """The next sequence number as the files alone say: the session's `.msg` in pending and
+    imported."""
+    with Store(root) as store:
+        return sum(1 for f in store.files(SESSION, names.MESSAGE_EXT))
+
+
+def _apply(memory: Memory, root: str, ops) -> list[str]:
     ids: list[str] = []
     memory.open_session(SESSION, "proj", ["alice", "claude"])
     for op in ops:
@@ -55,7 +64,12 @@ def _apply(memory: Memory, root: str, ops) -> None:
                     extra["corrects"] = target
                 elif how == "reply" and target:
                     extra["relations"] = [("reply", target)]
-                ids.append(_write(memory, f"text {len(ids)} {how}", **extra))
+                expected = _numbered(root)
+                written = memory.write(SESSION, f"text {len(ids)} {how}", sender_kind="human",
+                                       sender_identity="alice", receiver_kind="model",
+                                       receiver_identity="claude", **extra)
+                assert written.sequence_number == expected  # numbered as the files say
+                ids.append(written.message_id)
             elif kind == "soft" and target:
                 memory.delete(target, "soft", session_id=SESSION)
             elif kind == "hard" and target:
@@ -83,6 +97,7 @@ def _apply(memory: Memory, root: str, ops) -> None:
             # purged one...): the same with or without the ledger, nothing written.
             assert exc.code in ("MESSAGE_DELETED", "MESSAGE_UNKNOWN", "MARK_NOT_APPLIED",
                                 "RELATION_INADMISSIBLE", "MESSAGE_REFERENCED"), exc
+    return ids
 
 
 @settings(max_examples=40, deadline=None,
@@ -91,10 +106,12 @@ def _apply(memory: Memory, root: str, ops) -> None:
 def test_every_read_answers_as_the_files_do(tmp_path_factory, ops):
     root = str(tmp_path_factory.mktemp("ledger"))
     memory = _project(root)
-    _apply(memory, root, ops)
+    ids = _apply(memory, root, ops)
     _assert_reads_agree(memory, root, "with the ledger")
+    _assert_gets_agree(memory, root, ids, "with the ledger")
     shutil.rmtree(os.path.join(root, ".agent-memory", LEDGER_DIR))
     _assert_reads_agree(memory, root, "with the ledger deleted")
+    _assert_gets_agree(memory, root, ids, "with the ledger deleted")
     with Store(root) as store:
         store.ledger.rebuild(store.session_ids())
     _assert_reads_agree(memory, root, "after a rebuild")
