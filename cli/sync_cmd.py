@@ -146,7 +146,7 @@ def _by_the_agent(ctx: Context, args, holder: int) -> tuple[dict[str, Any], str]
     if not answer.get("ok"):
         return HELD_WAIT  # it is stopping: the lock is free soon, and this command syncs
     import sys
-    sys.stderr.write(f"agent-memory: note: the project's agent (pid {holder}) ran this sync\n")
+    sys.stderr.write(f"agent-memory: note: the project's watcher (pid {holder}) ran this sync\n")
     if isinstance(answer.get("failure"), dict):
         from agent_memory.sync.links import failures
         _raise_for(failures.from_dict(answer["failure"]))
@@ -178,7 +178,7 @@ def _held_by_another(ctx: Context, store, args) -> Any:
     claimed = agent_client.claim(ctx)
     if claimed == "same":
         return {"skipped": True, "holder_pid": holder,
-                "reason": f"the project's agent (pid {holder}) forwards this store with this "
+                "reason": f"the project's watcher (pid {holder}) forwards this store with this "
                           "configuration"}
     if isinstance(claimed, dict):
         raise StoreHeldError(agent_client.describe_conflict(claimed) + "; nothing was "
