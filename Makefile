@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 DEMO   ?= .demo
 
-.PHONY: install install-dev install-real-embedder run test test-serial test-fast test-parallel test-real-embedder pipeline bench clean
+.PHONY: install install-dev install-real-embedder run test test-serial test-fast test-parallel test-real-embedder pipeline bench docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -71,6 +71,11 @@ pipeline: install
 
 bench: install
 	$(BIN)/python -m ops.bench.write_bench
+
+# The generated reference (docs/reference/cli.md, mcp-tools.md) from the command registry:
+# run it after changing a command, an option or an exit code (tests/docs fails until then).
+docs: install
+	@$(BIN)/python -m ops.docgen
 
 clean:
 	rm -rf $(VENV) $(DEMO) *.egg-info

@@ -677,8 +677,8 @@ SERVICE = Command("service", "the systemd user unit or the cron line that keeps 
     Command("systemd", "the systemd user unit of the watcher, for this installation and "
                        "project", (
         Option("--write", FLAG,
-               help="write the unit (and this project's drop-in, when the configuration is not "
-                    "the default one) under ~/.config/systemd/user/"),
+               help="write the unit (and this project's drop-in, when --config or "
+                    "$AGENT_MEMORY_CONFIG names the configuration) under ~/.config/systemd/user/"),
         Option("--force", FLAG, help="with --write: replace a unit file that differs"),
     ), description="""
         The answer holds the unit's text, its file, this project's instance name and the
