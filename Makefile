@@ -40,7 +40,7 @@ run: install
 # unix socket name (108 bytes), and pytest's own root (/tmp/pytest-of-USER/pytest-N/popen-gwN/
 # ...) would push most test projects past it.
 # The suite needs about 1,050 CPU-seconds: about 10 minutes on two free cores, longer when
-# other work shares them (see the README's "What we test").
+# other work shares them (see docs/dev/testing.md).
 PYTEST_PARALLEL = T=$$(mktemp -d /tmp/amt.XXXXXX); trap 'rm -rf "$$T"' EXIT; \
 	trap 'exit 130' INT TERM HUP; \
 	$(BIN)/python -m pytest -q -p no:cacheprovider -n 2 --dist loadgroup --basetemp="$$T"

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 from agent_memory.cli.errors import UsageError
 from agent_memory.outbox import contract
 
-# Largest message text accepted, in UTF-8 bytes (documented in the README).
+# Largest message text accepted, in UTF-8 bytes (documented in docs/reference/answers.md).
 MAX_TEXT_BYTES = 1024 * 1024
 
 
