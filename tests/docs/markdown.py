@@ -108,3 +108,19 @@ def anchors(text: str) -> set[str]:
         slug = re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
         found.add(slug)
     return found
+
+
+def abbreviated(words: list[str]) -> list[str]:
+    """The options of a command line that are not spelled out as declared (argparse takes an
+    unambiguous prefix, `--older` for `--older-than`: a page must not rely on it, since a new
+    option can make it ambiguous)."""
+    from agent_memory.cli.commands import COMMANDS, GLOBALS
+    declared = {"--help", "-h", "--version"}
+    for option in GLOBALS:
+        declared.update((option.flag, *option.aliases))
+    for command in COMMANDS.values():
+        for each in (command, *command.actions.values()):
+            for option in each.all_options:
+                declared.update((option.flag, *option.aliases))
+    return [word.split("=", 1)[0] for word in words if word.startswith("--") and word != "--"
+            and word.split("=", 1)[0] not in declared]

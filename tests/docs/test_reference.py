@@ -15,6 +15,7 @@ from agent_memory.cli.budget import DEFAULT_CLI, DEFAULT_MCP
 from agent_memory.cli.commands import BUDGET, ENVIRONMENT, GLOBALS
 from agent_memory.cli.errors import CliError
 from agent_memory.cli.registry import commands
+from markdown import abbreviated
 from ops import docgen
 
 
@@ -63,6 +64,7 @@ def test_every_command_has_an_example_and_each_parses_to_its_command():
         for example in command.examples:
             words = shlex.split(example.line)
             assert words[0] == "agent-memory", example.line
+            assert abbreviated(words) == [], example.line
             args = parses(words[1:])
             assert args.command == command.top.name, example.line
             if command.parent is not None:
