@@ -57,7 +57,7 @@ BUDGET = (
            default_text="25000, or the configuration's output.max_chars (MCP tools: 40000)",
            help="the whole answer is at most N characters (0: no limit, else at least 1000): a "
                 "longer one holds fewer items (more: true, and a way to read on), then shows "
-                "long texts as head and tail (<key>_cut says what is shown)"),
+                "long texts as head and tail (`<key>_cut` says what is shown)"),
     Option("--answer-form", choices=ANSWER_FORMS, default="line", hidden=True,
            help="what the budget measures: the printed line, or an MCP tool result's text "
                 "(set by the MCP server)"),

@@ -120,6 +120,9 @@ def render_cli() -> str:
         visible = [o for o in command.all_options if not o.hidden]
         if visible:
             out += _options_table(visible) + [""]
+        out += [f"`{name}`: {' '.join(description.split()).split(': ', 1)[-1]}."
+                for name, description in ((f"--{g}", d) for g, d in command.groups.items())]
+        out += [""] if command.groups else []
         if command.examples:
             out += ["Examples:", "", "```sh"]
             for example in command.examples:
