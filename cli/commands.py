@@ -723,12 +723,12 @@ MCP = Command("mcp", "serve these commands as MCP tools over stdio until the cli
                 f"({_tools_by_group()}; all)"),
 ), module="mcp_cmd", description="""
     An MCP client starts it and talks to it over stdin and stdout; it runs until the client
-    goes away. Each tool runs its command's own code and answers what the command prints.""",
+    goes away. Each tool runs its command's own code and answers what the command prints; a
+    failed call is a tool error carrying the exit code its command would have exited with.""",
     examples=(Example("agent-memory mcp --project-root ~/src/shop",
                       "what an MCP client runs (claude mcp add agent-memory -- ...)"),
               Example("agent-memory mcp --tools core",
-                      "only the core tools: a shorter tool list in every turn")),
-    exit_codes=(STORE_UNAVAILABLE, CONFIG_INVALID))
+                      "only the core tools: a shorter tool list in every turn")))
 
 COMMANDS = {command.name: command for command in (*_BEFORE_MCP, MCP, HELP)}
 
