@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 DEMO   ?= .demo
 
-.PHONY: install install-dev install-real-embedder run test test-serial test-fast test-parallel test-real-embedder pipeline bench clean
+.PHONY: install install-dev install-real-embedder run test test-serial test-fast test-parallel test-real-embedder pipeline bench docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -40,7 +40,7 @@ run: install
 # unix socket name (108 bytes), and pytest's own root (/tmp/pytest-of-USER/pytest-N/popen-gwN/
 # ...) would push most test projects past it.
 # The suite needs about 1,050 CPU-seconds: about 10 minutes on two free cores, longer when
-# other work shares them (see the README's "What we test").
+# other work shares them (see docs/dev/testing.md).
 PYTEST_PARALLEL = T=$$(mktemp -d /tmp/amt.XXXXXX); trap 'rm -rf "$$T"' EXIT; \
 	trap 'exit 130' INT TERM HUP; \
 	$(BIN)/python -m pytest -q -p no:cacheprovider -n 2 --dist loadgroup --basetemp="$$T"
@@ -71,6 +71,11 @@ pipeline: install
 
 bench: install
 	$(BIN)/python -m ops.bench.write_bench
+
+# The generated reference (docs/reference/cli.md, mcp-tools.md) from the command registry:
+# run it after changing a command, an option or an exit code (tests/docs fails until then).
+docs: install
+	@$(BIN)/python -m ops.docgen
 
 clean:
 	rm -rf $(VENV) $(DEMO) *.egg-info

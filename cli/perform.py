@@ -9,9 +9,7 @@ from __future__ import annotations
 
 from agent_memory.cli import output, registry
 from agent_memory.cli.dispatch import execute
-from agent_memory.cli.errors import CliError
-
-INTERRUPTED = 130  # the exit code of a command stopped by SIGINT, as a shell's
+from agent_memory.cli.errors import INTERRUPTED, CliError  # noqa: F401 - cli.main imports it here
 
 
 def interrupted() -> dict:

@@ -71,13 +71,6 @@ def get(ctx: Context, args) -> dict[str, Any]:
 def sessions(ctx: Context, args) -> dict[str, Any]:
     block_size = inputs.block_size(args.block_size)
     offset = _continuation(args.continuation) or 0
-    if args.dialogue_kind is not None:
-        first, sep, second = args.dialogue_kind.partition("-to-")
-        if not sep:
-            raise UsageError("--dialogue-kind must be KIND-to-KIND, e.g. human-to-model",
-                             field="--dialogue-kind")
-        inputs.kind(first, "--dialogue-kind")
-        inputs.kind(second, "--dialogue-kind")
     store = ctx.store()
     entries, unreadable = [], []
     for session_id in store.session_ids():
@@ -354,6 +347,8 @@ def _run(ctx: Context, args) -> tuple[dict[str, Any], str]:
             getattr(args, name) is not None for name in _PREVIEW_ONLY):
         raise UsageError("read: --caller, --recipient, --period-*, --page-* and "
                          "--preview-size belong to --preview")
+    if args.command == "sessions" and args.dialogue_kind is not None:  # in the answers' form
+        args.dialogue_kind = contract.dialogue_kind_label(inputs.dialogue_kind(args.dialogue_kind))
     side = ctx.side()
     if side == "logger":
         handler = {"read": logger_read, "get": logger_get, "sessions": logger_sessions}

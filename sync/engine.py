@@ -40,7 +40,8 @@ from agent_memory.sync.state import SyncState
 
 
 class Limits:
-    """Batch bounds and the quarantine threshold (see the README for how they were chosen)."""
+    """Batch bounds and the quarantine threshold (docs/design.md says what they are,
+    CHANGELOG.md how they were chosen)."""
 
     def __init__(self, batch_items: int = 1000, batch_bytes: int = 4 << 20,
                  quarantine_after: int = 3, sessions_in_flight: int = 4,

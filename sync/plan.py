@@ -4,7 +4,7 @@ and what the logger answered to the steps before. No file is read and no logger 
 so the order, the barriers, the waits and how batches are cut are tested on their own
 (tests/sync/test_plan.py); sync.engine reads the files and does each step.
 
-The rules (each our decision, see README "Syncing to the logger"):
+The rules (each our decision, see docs/design.md, "Forwarding"):
 - Name (time) order; a message back-dated (`--occurred-at`) to before a pending `open` written
   before it goes right after that open (`in_written_order`): it may never reach the logger
   ahead of the event that decides whose session it joins.
