@@ -13,7 +13,7 @@ $(BIN)/python:
 # Byte-code is compiled at install time (as pip does for a regular install): the editable
 # install would otherwise recompile every module on each call where PYTHONDONTWRITEBYTECODE is
 # set, and an agent pays the CLI's start-up on every message.
-COMPILE = $(BIN)/python -m compileall -q cli outbox sync pipeline api integrations ops > /dev/null
+COMPILE = $(BIN)/python -m compileall -q cli mcpserve outbox sync pipeline api integrations ops > /dev/null
 
 install: $(BIN)/python
 	$(BIN)/pip install -q -e .

@@ -477,11 +477,39 @@ def _tools_by_group() -> str:
                      for group in TOOL_GROUPS)
 
 
-MCP = Command("mcp", "serve these commands as MCP tools over stdio until the client closes stdin "
-                     "(stdout carries the protocol; logs and the closing answer go to stderr)", (
+MCP = Command("mcp", "serve these commands as MCP tools: over stdio until the client closes "
+                     "stdin (stdout carries the protocol; logs and the closing answer go to "
+                     "stderr), or with --listen over streamable HTTP at http://HOST:PORT/mcp "
+                     "until SIGTERM or SIGINT (the closing answer on stdout)", (
     Option("--tools", metavar="LIST",
            help=f"serve only these tools: names and groups, comma-separated "
                 f"({_tools_by_group()}; all, the default)"),
-), module="mcp_cmd")
+    Option("--listen", metavar="[HOST:]PORT",
+           help="serve over streamable HTTP at http://HOST:PORT/mcp instead of stdio, to many "
+                "clients at once (e.g. 127.0.0.1:8765; [::1]:8765 for IPv6). HOST defaults to "
+                "127.0.0.1; a HOST that is not loopback (0.0.0.0, a LAN address) needs a token "
+                "and is refused without one; PORT 0 picks a free port, shown on stderr. The "
+                "project is --project-root, else the client's first root where an older client "
+                "offers roots, else the working directory's"),
+    Option("--token-file", metavar="FILE",
+           help="--listen: every request must carry `Authorization: Bearer TOKEN`, TOKEN being "
+                "this file's content (surrounding whitespace dropped; e.g. made with `openssl "
+                "rand -hex 32 > FILE`, mode 0600); else $AGENT_MEMORY_MCP_TOKEN when set; a "
+                "request without it or with another is answered 401"),
+    Option("--allowed-host", TEXTS, metavar="NAME",
+           help="--listen: a host name or address clients may reach this server by, as their "
+                "Host and Origin headers name it (repeatable; e.g. a TLS proxy's name, or "
+                "host.docker.internal). Loopback names and the --listen address are always "
+                "allowed; a request naming another is answered 403 (DNS-rebinding protection)"),
+    Option("--tls-cert", metavar="FILE",
+           help="--listen: serve https with this PEM certificate (chain), with --tls-key; "
+                "without both, plain http (put a TLS proxy in front for another host to "
+                "reach it)"),
+    Option("--tls-key", metavar="FILE", help="--listen: the PEM private key of --tls-cert"),
+    Option("--systemd-unit", FLAG,
+           help="--listen: do not serve; answer a systemd user unit that runs this server "
+                "with these options (its text in data.unit, where to save it and how to start "
+                "it beside)"),
+), module="mcpserve.command")
 
 COMMANDS = {command.name: command for command in (*_BEFORE_MCP, MCP)}

@@ -15,7 +15,7 @@ NO_ROOM = 8
 STORE_HELD = 9
 
 # Each exit code in words (the README's table, short), for answers that carry no exit status:
-# the MCP server's tool errors (cli.mcp_tools).
+# the MCP server's tool errors (mcpserve.tools).
 MEANINGS = {
     OK: "success",
     LOGGER_REFUSED: "the logger refused the request (or the store did, by the logger's rules), "

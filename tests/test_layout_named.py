@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PACKAGES = ("outbox", "sync", "cli", "api", "integrations", "pipeline")
+PACKAGES = ("outbox", "sync", "cli", "mcpserve", "api", "integrations", "pipeline")
 
 
 def _layout_section() -> str:
