@@ -128,10 +128,14 @@ def _reap_children() -> None:
 
 async def client_root(ctx) -> str | None:
     """The project from the client's roots: the first local directory among them, taken as a
-    working directory is (its git top level, else itself); None when the client offers none
-    (a client of protocol 2026-07-28, where roots are deprecated, usually does not)."""
+    working directory is (its git top level, else itself); None when the client offers none.
+    A client of protocol 2026-07-28 is never asked: roots are deprecated there, and a server
+    sends no request of its own on a call's stream."""
     capabilities = ctx.client_capabilities
     if capabilities is None or capabilities.roots is None:
+        return None
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
         return None
     import warnings
     from urllib.parse import unquote, urlparse

@@ -57,6 +57,15 @@ class Guard:
         self.app = app
         self.names = names
         self._token = None if token is None else token.encode("ascii")
+        self.in_flight = 0  # admitted requests not yet answered whole, but the event streams
+
+    async def settled(self, limit: float, poll: float = 0.02) -> None:
+        """Return once every admitted request but an event stream (GET) has been answered
+        whole, or after `limit` seconds."""
+        import anyio
+        with anyio.move_on_after(limit):
+            while self.in_flight:
+                await anyio.sleep(poll)
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http":  # the lifespan: the SDK's session manager starts and stops
@@ -73,7 +82,14 @@ class Guard:
                              f"{peer[0]}: {why} ({status})\n")
             await respond(send, status, why)
             return
-        await self.app(scope, receive, send)
+        if scope.get("method") == "GET":  # an event stream: open until the client or the stop
+            await self.app(scope, receive, send)
+            return
+        self.in_flight += 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.in_flight -= 1
 
     def refusal(self, headers: dict[str, str]) -> tuple[int, str] | None:
         """(status, why) for a request to refuse, or None."""

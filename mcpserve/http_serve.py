@@ -9,9 +9,14 @@ needs them.
 
 Stopping (SIGTERM, or SIGINT as Ctrl-C sends it): calls that had begun run to their end and
 are answered; calls arriving meanwhile are refused as tool errors that ran nothing
-(mcpserve.calls.Runner.stop); then the listening socket closes, open connections are given
-GRACE seconds to take their last answers, and the process exits 0. A command is never cut:
-its worker thread is waited for, and every write it makes is atomic.
+(mcpserve.calls.Runner.stop); once every answer is out (mcpserve.guard.Guard.settled), the
+event streams are ended, the listening socket closes, open connections are given GRACE
+seconds to close, and the process exits 0. A command is never cut: its worker thread is waited
+for, and every write it makes is atomic.
+
+sse-starlette (the SDK's event streams) would end every stream at the signal itself, the
+answers of the running calls with them: its automatic drain is turned off, and the stop ends
+the streams itself once the answers are out.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import sys
 
 import anyio
 import uvicorn
+from sse_starlette.sse import AppStatus
 
 GRACE = 2  # seconds for open connections (an idle event stream) to close once calls are done
 
@@ -69,11 +75,13 @@ def serve(server, runner, plan) -> str:
     app = server.streamable_http_app(streamable_http_path="/mcp",
                                      transport_security=security_settings(plan.names),
                                      host=plan.host)
-    config = uvicorn.Config(Guard(app, plan.names, plan.token), lifespan="on", ws="none",
+    guard = Guard(app, plan.names, plan.token)
+    config = uvicorn.Config(guard, lifespan="on", ws="none",
                             log_config=None, access_log=False, server_header=False,
                             ssl_certfile=plan.cert, ssl_keyfile=plan.key,
                             timeout_graceful_shutdown=GRACE)
-    http = _Server(config, runner)
+    AppStatus.disable_automatic_graceful_drain()
+    http = _Server(config, runner, guard)
     guarded = "a bearer token required" if plan.token else "no token"
     sys.stderr.write(f"agent-memory: mcp: serving {url} ({guarded}; Host and Origin "
                      f"checked); SIGTERM or Ctrl-C stops it\n")
@@ -88,9 +96,10 @@ def serve(server, runner, plan) -> str:
 class _Server(uvicorn.Server):
     """uvicorn's server, with this command's own stop."""
 
-    def __init__(self, config, runner) -> None:
+    def __init__(self, config, runner, guard) -> None:
         super().__init__(config)
         self.runner = runner  # mcpserve.calls.Runner
+        self.guard = guard  # mcpserve.guard.Guard
 
     @contextlib.contextmanager
     def capture_signals(self):
@@ -112,4 +121,6 @@ class _Server(uvicorn.Server):
         # Still listening: the running calls' own exchanges (an older client's roots) still
         # arrive, and a new call is refused as a tool error rather than by a closed port.
         await self.runner.drain()
+        await self.guard.settled(GRACE)  # the answers out, whole
+        AppStatus.should_exit = True  # now the event streams (an older client's GET) end
         await super().shutdown(sockets)
