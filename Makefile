@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 DEMO   ?= .demo
 
-.PHONY: install install-dev install-real-embedder run test test-serial test-fast test-parallel test-real-embedder pipeline bench clean
+.PHONY: install install-dev install-real-embedder run test test-serial test-fast test-parallel test-real-embedder pipeline conformance bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -68,6 +68,11 @@ pipeline: install
 	PYTHONPATH=. $(BIN)/python -m ops.fleet up --data $$d > /dev/null && \
 	PYTHONPATH=. $(BIN)/python -m pipeline --config $$d/agent-memory.json --jobs 4; rc=$$?; \
 	PYTHONPATH=. $(BIN)/python -m ops.fleet down --data $$d > /dev/null; exit $$rc
+
+# The official MCP conformance suite (pinned in tests/mcp/conformance/package.json, installed
+# there by npm on first use) against `agent-memory mcp --listen`, as CI runs it.
+conformance: install
+	$(BIN)/python tests/mcp/conformance/run.py
 
 bench: install
 	$(BIN)/python -m ops.bench.write_bench
