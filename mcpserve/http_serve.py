@@ -31,6 +31,9 @@ import uvicorn
 from sse_starlette.sse import AppStatus
 
 GRACE = 2  # seconds for open connections (an idle event stream) to close once calls are done
+# The largest request taken (413 beyond): a write's text may be 1 MiB, and JSON writes each
+# control character in it as 6 bytes; the SDK's default (4 MiB) would refuse such a text.
+MAX_BODY = 16 << 20
 
 
 def bind(plan) -> socket.socket:
@@ -74,7 +77,7 @@ def serve(server, runner, plan) -> str:
     url = plan.url(sock.getsockname()[1])
     app = server.streamable_http_app(streamable_http_path="/mcp",
                                      transport_security=security_settings(plan.names),
-                                     host=plan.host)
+                                     host=plan.host, max_request_body_size=MAX_BODY)
     guard = Guard(app, plan.names, plan.token)
     config = uvicorn.Config(guard, lifespan="on", ws="none",
                             log_config=None, access_log=False, server_header=False,

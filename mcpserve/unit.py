@@ -83,7 +83,7 @@ def unit_answer(args, plan, tools) -> dict[str, Any]:
         "",
         "[Service]",
         "Type=simple",
-        f"WorkingDirectory={quoted(os.getcwd())}",
+        "WorkingDirectory=" + os.getcwd().replace("%", "%%"),  # a path to the line's end
         "ExecStart=" + " ".join(quoted(word) for word in command_line(args, plan)),
         "# SIGTERM: running calls finish, new ones are refused, exit 0",
         "KillSignal=SIGTERM",

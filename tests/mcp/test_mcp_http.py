@@ -48,9 +48,9 @@ class Served:
         with open(self.errors, encoding="utf-8", errors="replace") as handle:
             return handle.read()
 
-    def stop(self, timeout: float = 60) -> tuple[int, dict]:
-        """SIGTERM; (its exit code, its closing answer on stdout)."""
-        self.process.send_signal(signal.SIGTERM)
+    def stop(self, how: int = signal.SIGTERM, timeout: float = 60) -> tuple[int, dict]:
+        """SIGTERM (or `how`); (its exit code, its closing answer on stdout)."""
+        self.process.send_signal(how)
         rc = self.process.wait(timeout)
         return rc, json.loads(self.process.stdout.read())
 
@@ -146,8 +146,8 @@ def port_of(url: str) -> int:
 
 def test_the_python_sdk_client_at_each_protocol_version(scratch, fleet, unique_session_id):
     """At 2026-07-28 and at the initialize handshake: every tool listed, a write lands in the
-    outbox and the logger, a read answers it, an unknown tool is -32602; SIGTERM then stops
-    the server with exit 0 and its closing answer on stdout."""
+    outbox and the logger, a read answers it, an unknown tool is -32602; SIGINT (Ctrl-C) then
+    stops the server with exit 0 and its closing answer on stdout."""
     project = make_project(scratch, config=str(fleet.config_path))
     sid = unique_session_id
     assert project.cli("session", "open", "--session-id", sid, "--project-id", "p",
@@ -170,7 +170,7 @@ def test_the_python_sdk_client_at_each_protocol_version(scratch, fleet, unique_s
 
     with listening(project, "--no-agent") as served:
         written = anyio.run(scenario, served.url)
-        rc, closing = served.stop()
+        rc, closing = served.stop(signal.SIGINT)
     assert rc == 0 and closing["success"] and closing["data"]["calls"] == 4, closing
     assert closing["data"]["url"] == served.url
     in_logger = {m["message_id"]: m["text"] for m in read_all(fleet, sid)}
@@ -215,7 +215,8 @@ def test_the_typescript_sdk_streamable_http_client(scratch, fleet, unique_sessio
 def test_roots_serve_older_clients_and_the_working_directory_or_project_root_the_rest(scratch):
     """Run elsewhere than the project: an older client's root names the project; a 2026-07-28
     client (roots deprecated) gets the working directory's, which is no project here; with
-    --project-root every client gets that one."""
+    --project-root every client gets that one. --tools serves its subset, and the longest
+    text, each character one JSON escapes in 6 bytes, is taken whole."""
     project = make_project(scratch)
     elsewhere = str(scratch / "elsewhere")
     os.mkdir(elsewhere)
@@ -232,10 +233,22 @@ def test_roots_serve_older_clients_and_the_working_directory_or_project_root_the
         assert "roots could not be listed" not in served.log()
     assert old_ok and old["data"]["store"] == project.store, old
     assert not new_ok and new["code"] == "STORE_UNAVAILABLE" and elsewhere in new["message"]
+    longest = "\x01" * (1 << 20)
+
+    async def subset(url: str) -> tuple:
+        async with client(url, MODERN) as session:
+            listed = {t.name for t in (await session.list_tools()).tools}
+            return listed, await call(session, "write", **write_arguments("s-long", longest))
+
     with listening(project, "--store", "file", "--project-root", project.root,
-                   cwd=elsewhere) as served:
+                   after=("--tools", "core"), cwd=elsewhere) as served:
         for ok, answer in anyio.run(both, served.url):
             assert ok and answer["data"]["store"] == project.store, answer
+        listed, (ok, wrote) = anyio.run(subset, served.url)
+    from agent_memory.mcpserve.tools import TOOLS as ALL
+    assert listed == {t.name for t in ALL if t.group == "core"} != TOOLS
+    assert ok, wrote
+    assert stored_texts(project, "s-long") == [longest]
 
 
 # --- the door ----------------------------------------------------------------------------------
