@@ -474,6 +474,15 @@ def test_addresses_host_names_and_bearer_headers_are_read_as_meant():
             listen.read_token(None, {"AGENT_MEMORY_MCP_TOKEN": bad})
     from agent_memory.mcpserve.unit import quoted
     assert quoted("/a b/%h$X") == '"/a b/%%h$$X"' and quoted("/plain/path") == "/plain/path"
+    from agent_memory.mcpserve.http_serve import bind
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        plan = listen.Plan("127.0.0.1", taken.getsockname()[1], True, None, None, None, None,
+                           frozenset(listen.LOOPBACK_NAMES))
+        with pytest.raises(UsageError) as busy:
+            bind(plan)
+    assert busy.value.code == "ADDRESS_UNAVAILABLE"
 
 
 if __name__ == "__main__":
