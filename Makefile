@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 DEMO   ?= .demo
 
-.PHONY: install install-dev install-real-embedder run test test-serial test-fast test-parallel test-real-embedder pipeline bench docs clean
+.PHONY: install install-dev install-real-embedder run test test-serial test-fast test-parallel test-real-embedder pipeline conformance bench docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -13,7 +13,7 @@ $(BIN)/python:
 # Byte-code is compiled at install time (as pip does for a regular install): the editable
 # install would otherwise recompile every module on each call where PYTHONDONTWRITEBYTECODE is
 # set, and an agent pays the CLI's start-up on every message.
-COMPILE = $(BIN)/python -m compileall -q cli outbox sync pipeline api integrations ops > /dev/null
+COMPILE = $(BIN)/python -m compileall -q cli mcpserve outbox sync pipeline api integrations ops > /dev/null
 
 install: $(BIN)/python
 	$(BIN)/pip install -q -e .
@@ -68,6 +68,11 @@ pipeline: install
 	PYTHONPATH=. $(BIN)/python -m ops.fleet up --data $$d > /dev/null && \
 	PYTHONPATH=. $(BIN)/python -m pipeline --config $$d/agent-memory.json --jobs 4; rc=$$?; \
 	PYTHONPATH=. $(BIN)/python -m ops.fleet down --data $$d > /dev/null; exit $$rc
+
+# The official MCP conformance suite (pinned in tests/mcp/conformance/package.json, installed
+# there by npm on first use) against `agent-memory mcp --listen`, as CI runs it.
+conformance: install
+	$(BIN)/python tests/mcp/conformance/run.py
 
 bench: install
 	$(BIN)/python -m ops.bench.write_bench

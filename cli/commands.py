@@ -716,19 +716,55 @@ def _tools_by_group() -> str:
                      for group in TOOL_GROUPS)
 
 
-MCP = Command("mcp", "serve these commands as MCP tools over stdio until the client closes stdin "
-                     "(stdout carries the protocol; logs and the closing answer go to stderr)", (
+MCP = Command("mcp", "serve these commands as MCP tools: over stdio until the client closes "
+                     "stdin (stdout carries the protocol; logs and the closing answer go to "
+                     "stderr), or with --listen over streamable HTTP at http://HOST:PORT/mcp "
+                     "until SIGTERM or SIGINT (the closing answer on stdout)", (
     Option("--tools", metavar="LIST", default_text="all", example="core,navigate",
            help=f"serve only these tools: names and groups, comma-separated "
                 f"({_tools_by_group()}; all)"),
-), module="mcp_cmd", description="""
+    Option("--listen", metavar="[HOST:]PORT", example="127.0.0.1:8765",
+           help="serve over streamable HTTP at http://HOST:PORT/mcp instead of stdio, to many "
+                "clients at once ([::1]:8765 for IPv6). A PORT alone serves on 127.0.0.1 "
+                "(loopback); a HOST that is not loopback (0.0.0.0, a LAN address) needs a token "
+                "and is refused without one; PORT 0 picks a free port, shown on stderr. The project is "
+                "--project-root, else the client's first root where an older client offers "
+                "roots, else the working directory's"),
+    Option("--token-file", metavar="FILE", env="AGENT_MEMORY_MCP_TOKEN",
+           example="~/.config/vvz-agent-memory/mcp-token",
+           help="--listen: every request must carry `Authorization: Bearer TOKEN`, TOKEN being "
+                "this file's content (surrounding whitespace dropped; made with `openssl rand "
+                "-hex 32 > FILE`, mode 0600); the environment variable holds the token itself; "
+                "a request without it or with another is answered 401"),
+    Option("--allowed-host", TEXTS, metavar="NAME", example="host.docker.internal",
+           help="--listen: a host name or address clients may reach this server by, as their "
+                "Host and Origin headers name it (repeatable; a TLS proxy's name, say). "
+                "Loopback names and the --listen address are always allowed; a request naming "
+                "another is answered 403 (DNS-rebinding protection)"),
+    Option("--tls-cert", metavar="FILE", example="server.pem",
+           help="--listen: serve https with this PEM certificate (chain), with --tls-key; "
+                "without both, plain http (put a TLS proxy in front for another host to "
+                "reach it)"),
+    Option("--tls-key", metavar="FILE", example="server.key",
+           help="--listen: the PEM private key of --tls-cert"),
+    Option("--systemd-unit", FLAG,
+           help="--listen: do not serve; answer a systemd user unit that runs this server "
+                "with these options (its text in data.unit, where to save it and how to start "
+                "it beside)"),
+), module="mcpserve.command", description="""
     An MCP client starts it and talks to it over stdin and stdout; it runs until the client
-    goes away. Each tool runs its command's own code and answers what the command prints; a
-    failed call is a tool error carrying the exit code its command would have exited with.""",
+    goes away. With --listen it serves many clients over streamable HTTP instead, until
+    SIGTERM or SIGINT: running calls finish, new ones are refused. Each tool runs its
+    command's own code and answers what the command prints; a failed call is a tool error
+    carrying the exit code its command would have exited with.""",
     examples=(Example("agent-memory mcp --project-root ~/src/shop",
                       "what an MCP client runs (claude mcp add agent-memory -- ...)"),
               Example("agent-memory mcp --tools core",
-                      "only the core tools: a shorter tool list in every turn")))
+                      "only the core tools: a shorter tool list in every turn"),
+              Example("agent-memory mcp --listen 127.0.0.1:8765 --project-root ~/src/shop",
+                      "one server over HTTP for agents in containers or VMs on this host")))
+
+COMMANDS = {command.name: command for command in (*_BEFORE_MCP, MCP, HELP)}
 
 COMMANDS = {command.name: command for command in (*_BEFORE_MCP, MCP, HELP)}
 
@@ -744,6 +780,8 @@ ENVIRONMENT = (
                            "(neither, as --no-agent)"),
     ("AGENT_MEMORY_EMBED_BUDGET", "seconds a `write` lets the embedder take for the message's "
                                   "vector, where --embed-budget is not given (default 2)"),
+    ("AGENT_MEMORY_MCP_TOKEN", "`mcp --listen`: the bearer token every request must carry, "
+                               "where --token-file is not given"),
     ("XDG_RUNTIME_DIR", "where the watcher's socket goes when the project's path is too long "
                         "for one inside .agent-memory/ (a private directory of the user; else "
                         "/tmp/agent-memory-UID/)"),

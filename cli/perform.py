@@ -1,5 +1,5 @@
 """A parsed command run as the shell runs it, whoever asked for it (the command line, cli.main;
-an MCP tool's call, cli.mcp_cmd; a Python API method, api.runner): in the project's agent when
+an MCP tool's call, mcpserve.command; a Python API method, api.runner): in the project's agent when
 it serves the command and answers, else here (cli.dispatch); its answer handed over; then, when
 no agent answered, the agent started for the next command (after the answer: the caller waits
 on it). Typed callers (`perform_values`) skip the command line: their values are checked as

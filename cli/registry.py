@@ -1,6 +1,6 @@
 """The command registry's shapes and lookups: a command, its options and its MCP tools are each
 declared once (cli.commands), and the parser (cli.parser), dispatch (cli.dispatch), the agent's
-served set (cli.served), the typed calls (cli.typed) and the MCP tools (cli.mcp_tools) are all
+served set (cli.served), the typed calls (cli.typed) and the MCP tools (mcpserve.tools) are all
 read from that one declaration. Plain classes, no import: the write path loads this module."""
 
 from __future__ import annotations

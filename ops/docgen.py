@@ -162,7 +162,7 @@ def _type(schema: dict) -> str:
 
 
 def _mcp_tools() -> list[dict]:
-    from agent_memory.cli.mcp_server import build_server
+    from agent_memory.mcpserve.server import build_server
     server = build_server(lambda *args: None)
     return [tool.model_dump(mode="json", by_alias=True, exclude_none=True)
             for tool in asyncio.run(server.list_tools())]
@@ -171,7 +171,7 @@ def _mcp_tools() -> list[dict]:
 def render_mcp() -> str:
     """docs/reference/mcp-tools.md: each tool as `tools/list` gives it."""
     from agent_memory.cli.commands import TOOL_GROUPS
-    from agent_memory.cli.mcp_server import INSTRUCTIONS
+    from agent_memory.mcpserve.server import INSTRUCTIONS
     from agent_memory.cli.registry import tools as declared
     by_name = {tool.name: tool for tool in declared()}
     listed = _mcp_tools()

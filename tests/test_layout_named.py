@@ -7,7 +7,7 @@ import os
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LAYOUT = os.path.join("docs", "dev", "layout.md")
-PACKAGES = ("outbox", "sync", "cli", "api", "integrations", "pipeline")
+PACKAGES = ("outbox", "sync", "cli", "mcpserve", "api", "integrations", "pipeline")
 
 
 def _layout_section() -> str:

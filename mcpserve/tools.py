@@ -1,11 +1,11 @@
-"""The MCP server's tools (cli.mcp_cmd), read from the command registry (cli.commands): each
+"""The MCP server's tools (mcpserve.command), read from the command registry (cli.commands): each
 tool's typed parameters are options of its command, their types and choices those the command
 declares. The server runs the command from those values by the CLI's own code (cli.typed,
 cli.perform), so a tool answers exactly what the command prints: its `data` and `store`, or its
 error with the exit code's meaning.
 
 A tool for a new command is its `Tool(...)` in the command's entry of cli.commands (and its
-output schema in cli.mcp_schemas)."""
+output schema in mcpserve.schemas)."""
 
 import inspect
 import json
@@ -97,11 +97,6 @@ def json_object(description: str) -> Any:
 
 def required(kind: Any, description: str) -> Any:
     return Annotated[kind, Field(description=description)]
-
-
-def answer(envelope: dict[str, Any]) -> dict[str, Any]:
-    """A successful command's answer as the tool's result: its `data` and `store`."""
-    return {"store": envelope["store"], "data": envelope["data"]}
 
 
 def error_text(exit_code: int, envelope: dict[str, Any]) -> str:
