@@ -66,6 +66,7 @@ _SCHEMA = (
     " messages INTEGER NOT NULL DEFAULT 0,"  # .msg in pending and imported: the next number
     " vectors INTEGER NOT NULL DEFAULT 0,"  # .emb in pending and imported
     " set_aside INTEGER NOT NULL DEFAULT 0,"  # .msg, .ses and .emb in quarantine
+    " lacking INTEGER NOT NULL DEFAULT 0,"  # .msg in pending and imported without a .emb
     " epoch INTEGER NOT NULL DEFAULT 0)",  # bumped by every change but a new message
     "CREATE TABLE files("
     " sid INTEGER NOT NULL, name TEXT NOT NULL,"
@@ -291,18 +292,18 @@ class Ledger:
         if not is_valid_session_id(session_id):
             raise ValueError(f"invalid session id: {session_id!r}")
         conn = self._conn
-        row = conn.execute("SELECT sid, seen, messages, vectors, set_aside, epoch "
+        row = conn.execute("SELECT sid, seen, messages, vectors, set_aside, lacking, epoch "
                            "FROM sessions WHERE session = ?", (session_id,)).fetchone()
         now = self.seen_now(session_id)
         marked = self._marked(session_id)
         if row is None:
             if not self._writing and now == ABSENT and not marked:
-                return Session(self, session_id, None, ABSENT, 0, 0, 0, 0)  # none at all
+                return Session(self, session_id, None, ABSENT, 0, 0, 0, 0, 0)  # none at all
             if not self._writing:
                 raise _NeedsWrite
             sid = conn.execute("INSERT INTO sessions(session) VALUES (?)",
                                (session_id,)).lastrowid
-            row = (sid, None, 0, 0, 0, 0)
+            row = (sid, None, 0, 0, 0, 0, 0)
         session = Session(self, session_id, *row)
         if marked or session.seen is None or session.seen != now:
             if not self._writing:
@@ -529,7 +530,8 @@ class Session:
     sequence number, events, correction chains), and the changes store operations record."""
 
     def __init__(self, ledger: Ledger, session_id: str, sid: int, seen: str | None,
-                 messages: int, vectors: int, set_aside: int, epoch: int) -> None:
+                 messages: int, vectors: int, set_aside: int, lacking: int,
+                 epoch: int) -> None:
         self.ledger = ledger
         self.session_id = session_id
         self.sid = sid
@@ -537,6 +539,7 @@ class Session:
         self.messages = messages
         self.vectors = vectors
         self.set_aside = set_aside
+        self.lacking = lacking
         self.epoch = epoch
 
     @property
@@ -545,9 +548,9 @@ class Session:
 
     def save(self) -> None:
         self._conn.execute("UPDATE sessions SET seen = ?, messages = ?, vectors = ?, "
-                           "set_aside = ?, epoch = ? WHERE sid = ?",
-                           (self.seen, self.messages, self.vectors, self.set_aside, self.epoch,
-                            self.sid))
+                           "set_aside = ?, lacking = ?, epoch = ? WHERE sid = ?",
+                           (self.seen, self.messages, self.vectors, self.set_aside, self.lacking,
+                            self.epoch, self.sid))
 
     def changed(self) -> None:
         """Record the directories as the change just made left them (not while a writer
@@ -658,9 +661,7 @@ class Session:
             "AND area < 2 ORDER BY name", (self.sid,))]
 
     def count_lacking_vectors(self) -> int:
-        return self._conn.execute("SELECT count(*) FROM files INDEXED BY files_novec "
-                                  "WHERE sid = ? AND vec = 0 AND area < 2",
-                                  (self.sid,)).fetchone()[0]
+        return self.lacking
 
     def lacks_vector(self, name: str) -> bool:
         """Is this `.msg` (by name) one without its `.emb`?"""
@@ -685,6 +686,7 @@ class Session:
             self.epoch += 1
         elif message:
             self.messages += 1
+            self.lacking += 1 - vec
             if kind != MESSAGE:
                 self.epoch += 1
         else:
@@ -707,8 +709,19 @@ class Session:
             self.set_aside += 1
             return
         self.vectors += 1
-        self._conn.execute("UPDATE files SET vec = 1 WHERE sid = ? AND name = ?",
-                           (self.sid, names.sibling(vector_name, names.MESSAGE_EXT)))
+        self._vector_is(names.sibling(vector_name, names.MESSAGE_EXT), 1)
+
+    def _vector_is(self, message_name: str, vec: int) -> None:
+        """The message's `vec` flag set (its `.emb` now lies, or no longer lies, in pending or
+        imported), and the count of those lacking one with it."""
+        row = self._conn.execute("SELECT area, vec FROM files WHERE sid = ? AND name = ?",
+                                 (self.sid, message_name)).fetchone()
+        if row is None or row[1] == vec:
+            return
+        self._conn.execute("UPDATE files SET vec = ? WHERE sid = ? AND name = ?",
+                           (vec, self.sid, message_name))
+        if row[0] < 2:
+            self.lacking += 1 if vec == 0 else -1
 
     def moved(self, moved: list[str], source: str, target: str) -> None:
         """Files renamed from area `source` to `target` (those that did move)."""
@@ -721,6 +734,10 @@ class Session:
                                [(dst, self.sid, name) for name in records])
         if dst == 2 and src < 2:  # set aside: no longer read, no longer numbered
             self.messages -= sum(1 for n in records if n.endswith(names.MESSAGE_EXT))
+            self.lacking -= sum(1 for n in records if n.endswith(names.MESSAGE_EXT)
+                                and self._conn.execute(
+                                    "SELECT vec FROM files WHERE sid = ? AND name = ?",
+                                    (self.sid, n)).fetchone() == (0,))
             self.vectors -= len(vectors)
             self.set_aside += len(moved)
             for name in vectors:
@@ -742,17 +759,19 @@ class Session:
                     self.vectors -= 1
                     self._vector_gone(name)
                 continue
-            cursor = self._conn.execute("DELETE FROM files WHERE sid = ? AND name = ? "
-                                        "AND area = ?", (self.sid, name, code))
-            if cursor.rowcount:
-                if code == 2:
-                    self.set_aside -= 1
-                elif name.endswith(names.MESSAGE_EXT):
-                    self.messages -= 1
+            row = self._conn.execute("SELECT vec FROM files WHERE sid = ? AND name = ? "
+                                     "AND area = ?", (self.sid, name, code)).fetchone()
+            if row is None:
+                continue
+            self._conn.execute("DELETE FROM files WHERE sid = ? AND name = ?", (self.sid, name))
+            if code == 2:
+                self.set_aside -= 1
+            elif name.endswith(names.MESSAGE_EXT):
+                self.messages -= 1
+                self.lacking -= row[0] == 0
         self.epoch += 1
 
     def _vector_gone(self, vector_name: str) -> None:
         message_name = names.sibling(vector_name, names.MESSAGE_EXT)
         if not self._vector_lies(message_name):  # the other area may still hold one
-            self._conn.execute("UPDATE files SET vec = 0 WHERE sid = ? AND name = ?",
-                               (self.sid, message_name))
+            self._vector_is(message_name, 0)

@@ -135,10 +135,13 @@ def catch_up(ledger, session) -> None:
     vector_count = sum(len(areas - {layout.QUARANTINED}) for areas in vectors.values())
     set_aside = sum(1 for area in records.values() if area == layout.QUARANTINED) + \
         sum(1 for areas in vectors.values() if layout.QUARANTINED in areas)
-    if (messages, vector_count, set_aside) != (session.messages, session.vectors,
-                                               session.set_aside):
+    lacking = sum(1 for name, area in records.items()
+                  if name.endswith(names.MESSAGE_EXT) and area != layout.QUARANTINED
+                  and name[:-len(names.MESSAGE_EXT)] not in live_vectors)
+    counted = (messages, vector_count, set_aside, lacking)
+    if counted != (session.messages, session.vectors, session.set_aside, session.lacking):
         changed = True
-    session.messages, session.vectors, session.set_aside = messages, vector_count, set_aside
+    session.messages, session.vectors, session.set_aside, session.lacking = counted
     if changed:
         session.epoch += 1
     session.seen = before
@@ -150,21 +153,21 @@ def disagreements(ledger, session_id: str) -> list[dict[str, str]]:
     directories changed since it recorded them) is caught up at its next use: not a
     disagreement. Decodes every file of the session."""
     def rows_now(led):
-        session = led._conn.execute("SELECT sid, seen, messages FROM sessions WHERE session = ?",
-                                    (session_id,)).fetchone()
+        session = led._conn.execute("SELECT sid, seen, messages, lacking FROM sessions "
+                                    "WHERE session = ?", (session_id,)).fetchone()
         if session is None or session[1] is None or session[1] != led.seen_now(session_id):
             return None
         rows = {name: (area, kind, seq, corrects, vec, event)
                 for name, area, kind, seq, corrects, vec, event in led._conn.execute(
                     "SELECT name, area, kind, seq, corrects, vec, event FROM files "
                     "WHERE sid = ?", (session[0],))}
-        return session[1], session[2], rows
+        return session[1], session[2], session[3], rows
 
     with ledger.transaction():
         recorded = rows_now(ledger)
     if recorded is None:
         return []
-    seen, messages, rows = recorded
+    seen, messages, lacking, rows = recorded
     records, vectors = listing(ledger.store_fd, session_id)
     live_vectors = {stem for stem, areas in vectors.items()
                     if layout.PENDING in areas or layout.IMPORTED in areas}
@@ -200,4 +203,10 @@ def disagreements(ledger, session_id: str) -> list[dict[str, str]]:
     if counted != messages:
         found.append({"file": shown, "problem": f"counts {messages} messages in {session_id}, "
                                                 f"which holds {counted}"})
+    without = sum(1 for name, area in records.items()
+                  if name.endswith(names.MESSAGE_EXT) and area != layout.QUARANTINED
+                  and name[:-len(names.MESSAGE_EXT)] not in live_vectors)
+    if without != lacking:
+        found.append({"file": shown, "problem": f"counts {lacking} messages without a vector "
+                                                f"in {session_id}, which holds {without}"})
     return found

@@ -40,10 +40,12 @@ def test_writers_killed_midway_lose_nothing_and_the_ledger_follows(tmp_path):
     rng = random.Random(7)
     acknowledged: dict[str, list[tuple[str, int]]] = {}
     for round_ in range(2):
-        procs = {f"w{round_}-{k}": subprocess.Popen(
-            [sys.executable, "-c", WRITER, root, SESSION, str(EACH), f"w{round_}-{k}"],
-            stdout=subprocess.PIPE, env=env) for k in range(WRITERS)}
-        doomed = rng.sample(sorted(procs), 2)
+        names = [f"w{round_}-{k}" for k in range(WRITERS)]
+        doomed = rng.sample(names, 2)  # they write until they are killed
+        procs = {name: subprocess.Popen(
+            [sys.executable, "-c", WRITER, root, SESSION,
+             str(100_000 if name in doomed else EACH), name],
+            stdout=subprocess.PIPE, env=env) for name in names}
         time.sleep(rng.uniform(0.2, 0.5))
         for name in doomed:
             procs[name].send_signal(signal.SIGKILL)

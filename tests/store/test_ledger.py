@@ -118,7 +118,7 @@ def test_every_read_answers_as_the_files_do(tmp_path_factory, ops):
     with Store(root) as store:
         from agent_memory.outbox.verify import verify
         report = verify(store)
-        assert report["ledger"] == {"usable": True, "sessions": 1}, report
+        assert report["ok"] and report["ledger"] == {"usable": True, "sessions": 1}, report
 
 
 def test_get_and_the_write_checks_come_from_the_ledger(tmp_path):
