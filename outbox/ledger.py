@@ -110,8 +110,8 @@ def ledger_dir(store_path: str) -> str:
 
 def boot_id() -> str:
     try:
-        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as handle:
-            return handle.read().strip()
+        with open("/proc/sys/kernel/random/boot_id", "rb") as handle:  # bytes: no codec import
+            return handle.read().strip().decode("ascii", "replace")
     except OSError:
         return "unknown"
 
@@ -134,7 +134,7 @@ class Ledger:
     One thread at a time (a lock)."""
 
     def __init__(self, store_path: str, store_fd: int) -> None:
-        import threading
+        import _thread  # not threading: its import costs the write path a millisecond
         self.store_path = store_path
         self.store_fd = store_fd
         self.dir = ledger_dir(store_path)
@@ -148,7 +148,7 @@ class Ledger:
         self._sessions: dict[str, Session] = {}  # those of the open transaction
         self._markers: list[str] | None = None  # unindexed/ as listed in this transaction
         self._dead_markers: list[str] = []  # removed once the transaction commits
-        self._lock = threading.RLock()
+        self._lock = _thread.RLock()
 
     # --- the connection ------------------------------------------------------------------------
     def close(self) -> None:
