@@ -14,7 +14,7 @@ import json
 import threading
 from typing import Any
 
-_LOCK = threading.Lock()
+_LOCK = threading.RLock()
 _WARM = None  # cli.warm.Warm, made by the first call: the process's configuration and stores
 
 
@@ -54,6 +54,38 @@ def run_values(words: list[str], values: dict[str, Any], global_values: dict[str
     with _LOCK:
         agent_client.reap_started()
         return perform_values(command, values, global_values, warm=_warm())
+
+
+class together:
+    """`with runner.together(project_root):` the commands run inside, in this thread, create
+    their files with one fsync of each directory as it ends (outbox.store.Store.together):
+    for a batch of writes whose results are handed back only after it. The process's other
+    threads wait meanwhile (their writes must be synced before they answer)."""
+
+    def __init__(self, project_root: str | None) -> None:
+        self.project_root = project_root
+        self._inner = None
+
+    def __enter__(self) -> None:
+        import os
+        from agent_memory.outbox.availability import StoreUnavailable, git_toplevel
+        _LOCK.acquire()
+        root = self.project_root
+        if root is None:
+            cwd = os.getcwd()
+            root = git_toplevel(cwd) or cwd
+        try:
+            self._inner = _warm().store(root).together()
+            self._inner.__enter__()
+        except (StoreUnavailable, OSError):
+            self._inner = None  # each write then says why, and syncs itself
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            if self._inner is not None:
+                self._inner.__exit__(*exc)
+        finally:
+            _LOCK.release()
 
 
 def revision(project_root: str | None, session_id: str) -> str | None:

@@ -65,8 +65,7 @@ class AgentMemorySession:
         """The history in order; with `limit`, its latest `limit` items (none for 0)."""
         if limit is not None and limit <= 0:
             return []
-        items = await asyncio.to_thread(self._items)
-        return items if limit is None else items[-limit:]
+        return await asyncio.to_thread(self._items, limit)
 
     async def add_items(self, items: list[TResponseInputItem], *,
                         wrapper: RunContextWrapper[Any] | None = None) -> None:
@@ -86,8 +85,8 @@ class AgentMemorySession:
         await asyncio.to_thread(self.dialogue.clear)
 
     # --- items and messages ---------------------------------------------------------------------
-    def _items(self) -> list[Any]:
-        return [self._item(m) for m in self.dialogue.messages()]
+    def _items(self, latest: int | None = None) -> list[Any]:
+        return [self._item(m) for m in self.dialogue.messages(latest)]
 
     def _item(self, message) -> Any:
         ours, item = self.dialogue.item_of(message)

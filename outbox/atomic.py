@@ -76,8 +76,10 @@ def ensure_dir(parent_fd: int, name: str) -> int:
     return open_dir(name, dir_fd=parent_fd)
 
 
-def create_exclusive(dir_fd: int, name: str, data: bytes) -> None:
-    """Write `data` as the new file `name` in `dir_fd`; FileExistsError if the name is taken."""
+def create_exclusive(dir_fd: int, name: str, data: bytes, sync_dir: bool = True) -> None:
+    """Write `data` as the new file `name` in `dir_fd`; FileExistsError if the name is taken.
+    `sync_dir` False leaves the directory's fsync to the caller (several files made in one
+    directory, synced once before any of them is acknowledged)."""
     temp = f"{TEMP_PREFIX}{os.getpid()}-{os.urandom(16).hex()}"
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
                  FILE_MODE, dir_fd=dir_fd)
@@ -96,7 +98,8 @@ def create_exclusive(dir_fd: int, name: str, data: bytes) -> None:
             os.unlink(temp, dir_fd=dir_fd)
         except FileNotFoundError:
             pass
-    os.fsync(dir_fd)
+    if sync_dir:
+        os.fsync(dir_fd)
 
 
 # No record comes near this: a text is at most 1 MiB; the rest of a record is small.

@@ -113,10 +113,19 @@ class Store:
             raise StoreUnavailable(f"cannot open {self.path}: {exc.strerror or exc}") from exc
         self.ledger = Ledger(self.path, self._fd)
         self._without_ledger = 0  # inside a change made without it: reads list the files too
+        self._unsynced: list[int] | None = None  # directories to fsync at the end (together)
 
     def close(self) -> None:
         self.ledger.close()
         os.close(self._fd)
+
+    def together(self) -> "_Together":
+        """`with store.together():` records created inside have their directories fsynced
+        once, as it ends (an error inside too), not once each: for writes acknowledged
+        together (a framework's batch of items), which the caller answers only after it. A
+        file is whole (fsynced) before its name appears either way; only the name's
+        durability waits for the end."""
+        return _Together(self)
 
     # --- the ledger ----------------------------------------------------------------------------
     def _changing(self, session_id: str, change: Callable[[Any, list], None]) -> Any:
@@ -660,9 +669,16 @@ class Store:
         """Atomic create, never overwriting (outbox.atomic.create_exclusive)."""
         fd = self._session_dir(file.session_id, file.area, create=True)
         try:
-            atomic.create_exclusive(fd, file.name, data)
+            self._create_at(fd, file.name, data)
         finally:
             os.close(fd)
+
+    def _create_at(self, fd: int, name: str, data: bytes) -> None:
+        if self._unsynced is None:
+            atomic.create_exclusive(fd, name, data)
+            return
+        atomic.create_exclusive(fd, name, data, sync_dir=False)
+        self._unsynced.append(os.dup(fd))  # synced as `together` ends
 
     def _create_in(self, dirs: dict[str, int | None], file: StoredFile, data: bytes) -> None:
         """_create in the directory `dirs` (_session_dirs) holds open already; one not there
@@ -672,7 +688,7 @@ class Store:
         fd = dirs.get(file.area)
         if fd is not None:
             try:
-                atomic.create_exclusive(fd, file.name, data)
+                self._create_at(fd, file.name, data)
                 return
             except FileNotFoundError:
                 pass
@@ -771,6 +787,33 @@ class Store:
             if session is not None:
                 session.changed()
         return self._changing(session_id, change)
+
+
+class _Together:
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.outer = False
+
+    def __enter__(self) -> Store:
+        if self.store._unsynced is None:
+            self.store._unsynced = []
+            self.outer = True
+        return self.store
+
+    def __exit__(self, *exc: object) -> None:
+        if not self.outer:
+            return
+        fds, self.store._unsynced = self.store._unsynced, None
+        synced = set()
+        try:
+            for fd in fds:
+                info = os.fstat(fd)
+                if (info.st_dev, info.st_ino) not in synced:
+                    os.fsync(fd)
+                    synced.add((info.st_dev, info.st_ino))
+        finally:
+            for fd in fds:
+                os.close(fd)
 
 
 class _Held:
