@@ -67,15 +67,10 @@ class together:
         self._inner = None
 
     def __enter__(self) -> None:
-        import os
-        from agent_memory.outbox.availability import StoreUnavailable, git_toplevel
+        from agent_memory.outbox.availability import StoreUnavailable
         _LOCK.acquire()
-        root = self.project_root
-        if root is None:
-            cwd = os.getcwd()
-            root = git_toplevel(cwd) or cwd
         try:
-            self._inner = _warm().store(root).together()
+            self._inner = _warm().store(_root(self.project_root)).together()
             self._inner.__enter__()
         except (StoreUnavailable, OSError):
             self._inner = None  # each write then says why, and syncs itself
@@ -88,21 +83,45 @@ class together:
             _LOCK.release()
 
 
+def _root(project_root: str | None) -> str:
+    import os
+    from agent_memory.outbox.availability import git_toplevel
+    if project_root is None:
+        cwd = os.getcwd()
+        return git_toplevel(cwd) or cwd
+    return project_root
+
+
+def files_from(project_root: str | None, session_id: str, start: int) -> list[dict[str, Any]]:
+    """The session's messages numbered `start` or later as the project's files say (what
+    `--store file read --mode full --start START` lists, every block at once): the entries,
+    without the command's path around them, for a reader that keeps a copy and takes only
+    what is new (integrations.dialogue). StoreUnavailable and ValueError as the store raises
+    them."""
+    from agent_memory.outbox.window import journal_window
+    with _LOCK:
+        store = _warm().store(_root(project_root))
+        entries: list[dict[str, Any]] = []
+        while True:
+            window, _unreadable = journal_window(store, session_id, start=start,
+                                                 block_size=1000, mode="full")
+            entries.extend(window["messages"])
+            if not window["more"]:
+                return entries
+            start = window["messages"][-1]["sequence_number"] + 1
+
+
 def revision(project_root: str | None, session_id: str) -> str | None:
     """The session's revision in the project's store (outbox.store.Store.revision): a token
     that changes whenever a read of the session may answer otherwise; None when the store or
     its ledger cannot say (the caller reads the session again)."""
-    import os
-    from agent_memory.outbox.availability import StoreUnavailable, git_toplevel
+    from agent_memory.outbox.availability import StoreUnavailable
     from agent_memory.outbox.contract import is_valid_session_id
     if not is_valid_session_id(session_id):
         return None
-    if project_root is None:
-        cwd = os.getcwd()
-        project_root = git_toplevel(cwd) or cwd
     with _LOCK:
         try:
-            return _warm().store(project_root).revision(session_id)
+            return _warm().store(_root(project_root)).revision(session_id)
         except (StoreUnavailable, OSError):
             return None
 

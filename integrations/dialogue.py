@@ -149,25 +149,18 @@ class Dialogue:
     def _read_new(self, copy: list[Message], start: int) -> list[Message] | None:
         """The messages numbered `start` or later in the project's files that `copy` lacks
         (from one before: two writers may share a number), or None when the whole session
-        must be read again (a correction among them)."""
+        must be read again (a correction among them, or the files cannot be read)."""
+        from agent_memory.outbox.availability import StoreUnavailable
         known = {m.message_id for m in copy}
         try:
-            found = list(self._files().messages(self.session_id, start=max(0, start - 1),
-                                                mode="full", max_chars=0))
-        except AgentMemoryError as exc:
-            if exc.code != "SESSION_UNKNOWN":
-                raise
+            found = runner.files_from(self.memory.project_root, self.session_id,
+                                      max(0, start - 1))
+        except (StoreUnavailable, OSError, ValueError):
             return None
-        added = [m for m in found if m.message_id not in known]
+        added = [Message.from_entry("file", e) for e in found if e["message_id"] not in known]
         if any(m.corrects_message_id for m in added):
             return None
         return added
-
-    def _files(self) -> Memory:
-        """The same project and configuration, read from its files alone."""
-        memory = self.memory
-        return Memory(memory.project_root, memory.config, store="file",
-                      no_agent=memory.no_agent)
 
     def item_of(self, message: Message) -> tuple[bool, Any]:
         """(True, the item) for a message this store wrote, else (False, None)."""
