@@ -11,6 +11,7 @@ import time
 
 from agent_memory.outbox import atomic, encoding, layout, names
 from agent_memory.outbox.entries import UNOPENABLE_SESSION, find_unsafe_entries
+from agent_memory.outbox.ledger import writer_alive as _alive
 from agent_memory.outbox.store import utc_now
 
 UNSAFE_DIR = ".unsafe"  # in .quarantine/: entries named like a session that were not directories
@@ -47,16 +48,6 @@ def _remove_orphans(dir_fd: int, now: float, min_age_s: float) -> int:
     if removed:
         os.fsync(dir_fd)
     return removed
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # another user's process
-    return True
 
 
 def exists(dir_fd: int, name: str) -> bool:

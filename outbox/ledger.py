@@ -116,13 +116,14 @@ def boot_id() -> str:
         return "unknown"
 
 
-def _alive(pid: int) -> bool:
+def writer_alive(pid: int) -> bool:
+    """Is the process that left a marker (or a temporary, outbox.cleanup) still there?"""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
+        return True  # another user's process
     return True
 
 
@@ -394,7 +395,7 @@ class Ledger:
                 age = _now() - os.stat(path).st_mtime
             except FileNotFoundError:
                 continue  # its writer is done
-            if pid and age < MARKER_MAX_AGE_S and _alive(pid):
+            if pid and age < MARKER_MAX_AGE_S and writer_alive(pid):
                 found = "live"
             else:
                 found = found or "gone"

@@ -23,6 +23,14 @@ def api_project(synced_project, monkeypatch):
 
 
 @pytest.fixture
+def own_fleet_project(fleet_factory, tmp_path, monkeypatch):
+    """(a reference fleet of the test's own, which it may stop and start; a project configured
+    for it, this process's environment its)."""
+    fleet = fleet_factory()
+    return fleet, _adopt(monkeypatch, make_project(tmp_path, config=str(fleet.config_path)))
+
+
+@pytest.fixture
 def file_project(tmp_path, monkeypatch):
     """A project without configuration (file store only)."""
     return _adopt(monkeypatch, make_project(tmp_path))

@@ -244,13 +244,8 @@ def test_bad_bounds_are_refused(file_project, bad):
 
 
 @pytest.mark.slow
-def test_logger_down_then_up_delivers_once(fleet_factory, tmp_path, monkeypatch,
-                                           unique_session_id):
-    from amtest import make_project
-    fleet = fleet_factory()
-    project = make_project(tmp_path, config=str(fleet.config_path))
-    for key, value in project.env.items():
-        monkeypatch.setenv(key, value)
+def test_logger_down_then_up_delivers_once(own_fleet_project, unique_session_id):
+    fleet, project = own_fleet_project
     fleet.stop()
     model = script(calls("multiply", {"a": 6, "b": 7}, "call-1"), "It is 42.", "Welcome.")
     agent = _agent(project, unique_session_id, model, checkpointer=InMemorySaver())

@@ -267,13 +267,8 @@ def test_two_processes_on_one_session(file_project, unique_session_id):
 
 
 @pytest.mark.slow
-def test_logger_down_then_up_delivers_once(fleet_factory, tmp_path, monkeypatch,
-                                           unique_session_id):
-    from amtest import make_project
-    fleet = fleet_factory()
-    project = make_project(tmp_path, config=str(fleet.config_path))
-    for key, value in project.env.items():
-        monkeypatch.setenv(key, value)
+def test_logger_down_then_up_delivers_once(own_fleet_project, unique_session_id):
+    fleet, project = own_fleet_project
     session = _session(project, unique_session_id)
     fleet.stop()
     model = asyncio.run(_conversation(session))
