@@ -144,7 +144,8 @@ WRITE = Command("write", "record one message (text from --text or stdin)", (
     Option("--attributes", JSON, metavar="JSON", help="kept verbatim"),
     Option("--wait", SECONDS, default=1.0, metavar="SECONDS",
            help="how long to wait for the logger's confirmation (through the project's agent, "
-                "or for the sync lock inline; default 1; 0: hand it over without waiting)"),
+                "or for the sync lock inline; default 1; 0: hand it over without waiting; an "
+                "agent still starting takes it at once)"),
     Option("--embed-budget", SECONDS, metavar="SECONDS",
            help="how long the embedder may take to give the vector (default "
                 "$AGENT_MEMORY_EMBED_BUDGET, else 2, or 0 with --store file; 0: leave it to "

@@ -1,8 +1,9 @@
 """How the agent answers a `write` or `session` command that appended a file and asks what
 became of it (the `deliver` request): the file's round starts at once, and the command hears
 one Delivery (sync.delivery) as soon as the round settles the file, or "pending" when it cannot
-be settled within the command's wait. Its vector is made in a worker thread once the file is
-settled, and the answer does not wait for it: the `.emb` is written beside the `.msg` as soon
+be settled within the command's wait (or at once while the agent is still starting). Its
+vector is made in a worker thread once the file is settled, and the answer does not wait for
+it: the `.emb` is written beside the `.msg` as soon
 as the embedder answers (within the command's budget), and the backfill makes any that did
 not come.
 
@@ -30,12 +31,15 @@ class Rounds:
     """What the handoff needs of the agent's loop, and nothing more: who it is (`pid`, `log`),
     the idle clock (`touch`), the running loop (`serving_loop(timeout)`), a round for a file
     (`wants_round(kind, session_id, name, urgent)`), why no round runs now (`backing_off()`),
-    the lock rounds hold (`engine_lock()`) and the logger link (`logger_link()`, awaitable)."""
+    the lock rounds hold (`engine_lock()`), the logger link (`logger_link()`, awaitable) and
+    whether its start is over (`ready()`: its links made, its first round next)."""
 
     def __init__(self, *, pid: int, log, touch: Callable[[], None],
                  serving_loop: Callable[[float], Any], wants_round: Callable[..., None],
                  backing_off: Callable[[], "str | None"], engine_lock: Callable[[], Any],
-                 logger_link: Callable[[], Any]) -> None:
+                 logger_link: Callable[[], Any],
+                 ready: Callable[[], bool] = lambda: True) -> None:
+        self.ready = ready
         self.pid = pid
         self.log = log
         self.touch = touch
@@ -61,7 +65,11 @@ class Handoff:
         settled; it is written beside the `.msg` wherever that is by then."""
         rounds = self.rounds
         rounds.touch()
-        loop = rounds.serving_loop(wait + 30.0)  # a request that came while it was starting
+        if not rounds.ready():  # its first round is a full one, which forwards the file
+            return delivery.pending(f"the project's agent (pid {rounds.pid}) is starting; it "
+                                    "forwards this file as soon as it is up (the file is safe "
+                                    "in the outbox)")
+        loop = rounds.serving_loop(wait + 30.0)
         if loop is None:
             return delivery.pending(f"the agent (pid {rounds.pid}) is stopping; the file "
                                     "stays pending and is delivered later")

@@ -13,6 +13,8 @@ waiting for their files (handoff), the vector backfill (backfill), the file even
   inline forward of `write` is waited for: that holder finishes soon.
 - Holding the lock, it serves as the project's agent when given a server (cli.watch_cmd does):
   CLI commands ask it over a Unix socket instead of importing the fleet clients themselves.
+  It listens once its logger link is made (the fleet client imported), so an agent that
+  answers can serve at once.
   `handoff.deliver()` is how a served `write` or `session` command learns what became of its
   file.
 - `watchdog` reports new final-named `.msg`/`.ses`/`.emb` files in session directories. Events
@@ -156,7 +158,8 @@ class Watcher:
         self.handoff = Handoff(store, Rounds(
             pid=self.pid, log=log, touch=self.touch, serving_loop=self.serving_loop,
             wants_round=self.wants_round, backing_off=self.backing_off,
-            engine_lock=lambda: self.engine_lock, logger_link=self.ensure_link))
+            engine_lock=lambda: self.engine_lock, logger_link=self.ensure_link,
+            ready=self._ready.is_set))
         self.backfill = VectorBackfill(store, config, self.options, self.report, log,
                                        lambda: self.stop_reason is not None,
                                        self.handoff.vectors_in_flight)
@@ -184,7 +187,6 @@ class Watcher:
             try:
                 from agent_memory.outbox.cleanup import remove_orphan_temporaries
                 remove_orphan_temporaries(self.store)
-                self._start_server()  # at once: a command must never find the lock without it
                 self.report.publish(force_backlog=True)
                 self.log.info("watcher_started", pid=self.pid, store=self.path,
                               rescan_s=self.options.rescan, debounce_s=self.options.debounce,
@@ -294,6 +296,11 @@ class Watcher:
                 await self.ensure_link()
             except Exception as exc:  # noqa: BLE001 - the first round reports and backs off
                 self.log.warning("logger_link_not_ready", error=describe(exc)[:2000])
+            # It listens once it can serve: until then a command sees an agent starting (its
+            # start lock held, nothing answering) and does not wait on it (cli.agent_client).
+            # A command that finds the sync lock held meanwhile (this watcher started by hand)
+            # asks again within its --wait (cli.forwarding).
+            self._start_server()
             self._ready.set()
             self._publish(force_backlog=True)
             await self._loop_forever()
