@@ -51,8 +51,9 @@ class Rounds:
         self.logger_link = logger_link
 
 
-QUIET_S = 0.03  # a settled write's vector waits until no file was asked about for this long
+QUIET_S = 0.1  # a settled write's vector waits until no file was asked about for this long
 DEFER_MAX_S = 2.0  # but never longer than this: a steady stream of writes still gets its vectors
+BUSY_S = 0.5  # the backfill waits until no command asked about its file for this long
 
 
 class Handoff:
@@ -135,9 +136,19 @@ class Handoff:
             self._last_asked = time.monotonic()
             settled.set()
 
-    def vectors_in_flight(self) -> bool:
-        """Is a served write's vector still being made? (the loop's thread)"""
-        return bool(self._background)
+    def hold_background(self) -> None:
+        """Background work waits from now as after a command's request (`busy`): the agent
+        starts serving, and the first commands are on their way."""
+        self._last_asked = time.monotonic()
+
+    def busy(self) -> bool:
+        """Should background work wait (the loop's thread)? A served write's vector is still
+        being made (its message would look unembedded), or commands are writing: one waits for
+        its file, or one asked less than BUSY_S ago. The backfill is never urgent; started
+        in the middle of writes (the agent's first round ends with one, for what was written
+        while it started) its embedder client's import and calls slowed the next writes."""
+        return bool(self._background) or self._asking > 0 \
+            or time.monotonic() - self._last_asked < BUSY_S
 
     async def finish(self, timeout: float = 5.0) -> None:
         """On stop: let the vectors in flight be written (the backfill of a later run makes
