@@ -115,3 +115,17 @@ def test_an_agent_that_dies_before_it_serves_is_not_counted_on(agent_projects, f
     assert [m["text"] for m in read_all(fleet, sid)] == ["after the agent died"]
     assert not [n for n in project.final_files(sid) if n.endswith((".msg", ".ses"))]
     wait_serving(project)  # the command started another, which serves
+
+
+def test_an_agent_still_starting_is_shown_and_stopped(agent_projects, fleet, unique_session_id):
+    from agentutil import agent_pids
+    project = agent_projects(str(fleet.config_path))
+    assert project.cli(*open_args(unique_session_id)).rc == 0  # it starts the agent
+    with open(os.path.join(project.store, ".agent.lock")) as handle:
+        pid = json.load(handle)["pid"]
+    shown = project.cli("agent", "status").data  # long before it listens
+    assert shown["running"] is False and shown["starting"] is True and shown["pid"] == pid
+    stopped = project.cli("agent", "stop", "--timeout", "20")
+    assert stopped.rc == 0 and stopped.data["stopped"] is True, stopped.stdout
+    assert stopped.data["pid"] == pid and not agent_pids(project)
+    assert project.final_files(unique_session_id)  # its file waits for the next agent or sync
