@@ -162,6 +162,9 @@ def while_starting(ctx, file):
     if started is None:
         if not will_start(ctx):
             return None
+        from agent_memory.sync.lock import SyncLock
+        if SyncLock(store_path).holder() is not None:  # a watcher started by hand, not
+            return None  # listening yet, or a one-shot sync: asked again within --wait
         import sys
         failed = lifecycle.failed_start(store_path)
         if failed is not None:
