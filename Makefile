@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 DEMO   ?= .demo
 
-.PHONY: install install-dev install-real-embedder run test test-serial test-fast test-parallel test-real-embedder pipeline bench clean
+.PHONY: install install-dev install-real-embedder run test test-serial test-fast test-parallel test-real-embedder pipeline conformance bench docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -13,7 +13,7 @@ $(BIN)/python:
 # Byte-code is compiled at install time (as pip does for a regular install): the editable
 # install would otherwise recompile every module on each call where PYTHONDONTWRITEBYTECODE is
 # set, and an agent pays the CLI's start-up on every message.
-COMPILE = $(BIN)/python -m compileall -q cli outbox sync pipeline api integrations ops > /dev/null
+COMPILE = $(BIN)/python -m compileall -q cli mcpserve outbox sync pipeline api integrations ops > /dev/null
 
 install: $(BIN)/python
 	$(BIN)/pip install -q -e .
@@ -40,7 +40,7 @@ run: install
 # unix socket name (108 bytes), and pytest's own root (/tmp/pytest-of-USER/pytest-N/popen-gwN/
 # ...) would push most test projects past it.
 # The suite needs about 1,050 CPU-seconds: about 10 minutes on two free cores, longer when
-# other work shares them (see the README's "What we test").
+# other work shares them (see docs/dev/testing.md).
 PYTEST_PARALLEL = T=$$(mktemp -d /tmp/amt.XXXXXX); trap 'rm -rf "$$T"' EXIT; \
 	trap 'exit 130' INT TERM HUP; \
 	$(BIN)/python -m pytest -q -p no:cacheprovider -n 2 --dist loadgroup --basetemp="$$T"
@@ -69,8 +69,18 @@ pipeline: install
 	PYTHONPATH=. $(BIN)/python -m pipeline --config $$d/agent-memory.json --jobs 4; rc=$$?; \
 	PYTHONPATH=. $(BIN)/python -m ops.fleet down --data $$d > /dev/null; exit $$rc
 
+# The official MCP conformance suite (pinned in tests/mcp/conformance/package.json, installed
+# there by npm on first use) against `agent-memory mcp --listen`, as CI runs it.
+conformance: install
+	$(BIN)/python tests/mcp/conformance/run.py
+
 bench: install
 	$(BIN)/python -m ops.bench.write_bench
+
+# The generated reference (docs/reference/cli.md, mcp-tools.md) from the command registry:
+# run it after changing a command, an option or an exit code (tests/docs fails until then).
+docs: install
+	@$(BIN)/python -m ops.docgen
 
 clean:
 	rm -rf $(VENV) $(DEMO) *.egg-info

@@ -6,15 +6,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent_memory.cli.errors import MEANINGS
+from agent_memory.cli import exit_codes
+from agent_memory.cli.exit_codes import MEANINGS
 
 
 class AgentMemoryError(Exception):
     """A command failed: `code` (stable, e.g. SESSION_CLOSED), `message`, `details` (the
-    error's details object, {} when it has none), `exit_code` and its `meaning` (the README's
-    table of exit codes)."""
+    error's details object, {} when it has none), `exit_code` and its `meaning` (the table of
+    exit codes, cli.exit_codes)."""
 
-    exit_code = 1
+    exit_code = exit_codes.LOGGER_REFUSED
 
     def __init__(self, code: str, message: str, details: dict[str, Any] | None = None,
                  exit_code: int | None = None) -> None:
@@ -43,61 +44,61 @@ class RefusedError(AgentMemoryError):
     """Exit 1: the logger (or the store, by the logger's rules) refused, or failed where there
     is no fallback."""
 
-    exit_code = 1
+    exit_code = exit_codes.LOGGER_REFUSED
 
 
 class UsageError(AgentMemoryError, ValueError):
     """Exit 2: a bad argument or value; nothing was written."""
 
-    exit_code = 2
+    exit_code = exit_codes.USAGE
 
 
 class StoreUnavailableError(AgentMemoryError):
     """Exit 3: `.agent-memory/` missing, not a real directory, not git-ignored, or not this
     user's; nothing was written."""
 
-    exit_code = 3
+    exit_code = exit_codes.STORE_UNAVAILABLE
 
 
 class LoggerUnreachableError(AgentMemoryError):
     """Exit 4: the logger is unreachable and the call has no fallback."""
 
-    exit_code = 4
+    exit_code = exit_codes.LOGGER_UNREACHABLE
 
 
 class NotFoundError(AgentMemoryError, LookupError):
     """Exit 5: no such message, section or thing."""
 
-    exit_code = 5
+    exit_code = exit_codes.NOT_FOUND
 
 
 class ConfigInvalidError(AgentMemoryError):
     """Exit 6: the configuration is invalid, or the fleet rejects its credentials."""
 
-    exit_code = 6
+    exit_code = exit_codes.CONFIG_INVALID
 
 
 class EmbeddingUnavailableError(AgentMemoryError):
     """Exit 7: a vector was required and the embedder is unavailable."""
 
-    exit_code = 7
+    exit_code = exit_codes.EMBEDDING_UNAVAILABLE
 
 
 class NoRoomError(AgentMemoryError):
     """Exit 8: the disk is full or the outbox cap is reached; nothing was written."""
 
-    exit_code = 8
+    exit_code = exit_codes.NO_ROOM
 
 
 class StoreHeldError(AgentMemoryError):
     """Exit 9: another process forwards the store with another configuration and keeps it."""
 
-    exit_code = 9
+    exit_code = exit_codes.STORE_HELD
 
 
-_BY_EXIT_CODE = {cls.exit_code: cls for cls in (
-    RefusedError, UsageError, StoreUnavailableError, LoggerUnreachableError, NotFoundError,
-    ConfigInvalidError, EmbeddingUnavailableError, NoRoomError, StoreHeldError)}
+# One class per failure of the exit-code table, named there (a row without its class here, or
+# a class whose code the table lacks, fails at import and in tests/docs/test_exit_codes.py).
+_BY_EXIT_CODE = {row.code: globals()[row.api_class] for row in exit_codes.TABLE if row.api_class}
 
 
 def from_answer(exit_code: int, error: dict[str, Any]) -> AgentMemoryError:

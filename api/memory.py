@@ -75,7 +75,7 @@ class Memory:
                      metadata: dict[str, Any] | None = None, **options: Any) -> SessionState:
         """`session open`. Opening it again with the same attributes is a repeat;
         with others it is refused (SESSION_CONFLICT)."""
-        kinds = dialogue_kind if isinstance(dialogue_kind, str) else ",".join(dialogue_kind)
+        kinds = dialogue_kind if isinstance(dialogue_kind, str) else "-to-".join(dialogue_kind)
         return self._typed(SessionState, ["session", "open"], session_id=session_id,
                            project_id=project_id, dialogue_kind=kinds,
                            participant=list(participants), title=title, metadata=metadata,
@@ -139,6 +139,14 @@ class Memory:
                 return
             continuation = page.continuation
 
+    def revision(self, session_id: str) -> str | None:
+        """A token that changes whenever what a read of the session answers from this
+        project's store may have changed: its part after the dot for each new message (a
+        correction too), its part before for anything else (a deletion, a mark, a message set
+        aside, a session event). None when the store cannot tell. For readers that keep a copy of a session
+        (the framework sessions) and read only what is new."""
+        return runner.revision(self.project_root, session_id)
+
     def get(self, message_id: str, **options: Any) -> Message:
         """`get`: one message by id (NotFoundError when neither side holds it)."""
         answer = self._call(["get"], message_id=message_id, **options)
@@ -152,7 +160,7 @@ class Memory:
     def search(self, query: str, scope: str, target: str | None = None,
                **options: Any) -> SearchPage:
         """`search`: messages closest in meaning to `query` (scope session, project or
-        all_projects; page_size, page_offset, filters, mode, ranking)."""
+        all_projects; page_size, offset, filters, mode, ranking)."""
         answer = self._call(["search"], query=query, scope=scope, target=target, **options)
         return SearchPage.from_answer(answer.store, answer.data)
 

@@ -14,7 +14,7 @@ import json
 import threading
 from typing import Any
 
-_LOCK = threading.Lock()
+_LOCK = threading.RLock()
 _WARM = None  # cli.warm.Warm, made by the first call: the process's configuration and stores
 
 
@@ -54,6 +54,76 @@ def run_values(words: list[str], values: dict[str, Any], global_values: dict[str
     with _LOCK:
         agent_client.reap_started()
         return perform_values(command, values, global_values, warm=_warm())
+
+
+class together:
+    """`with runner.together(project_root):` the commands run inside, in this thread, create
+    their files with one fsync of each directory as it ends (outbox.store.Store.together):
+    for a batch of writes whose results are handed back only after it. The process's other
+    threads wait meanwhile (their writes must be synced before they answer)."""
+
+    def __init__(self, project_root: str | None) -> None:
+        self.project_root = project_root
+        self._inner = None
+
+    def __enter__(self) -> None:
+        from agent_memory.outbox.availability import StoreUnavailable
+        _LOCK.acquire()
+        try:
+            self._inner = _warm().store(_root(self.project_root)).together()
+            self._inner.__enter__()
+        except (StoreUnavailable, OSError):
+            self._inner = None  # each write then says why, and syncs itself
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            if self._inner is not None:
+                self._inner.__exit__(*exc)
+        finally:
+            _LOCK.release()
+
+
+def _root(project_root: str | None) -> str:
+    import os
+    from agent_memory.outbox.availability import git_toplevel
+    if project_root is None:
+        cwd = os.getcwd()
+        return git_toplevel(cwd) or cwd
+    return project_root
+
+
+def files_from(project_root: str | None, session_id: str, start: int) -> list[dict[str, Any]]:
+    """The session's messages numbered `start` or later as the project's files say (what
+    `--store file read --mode full --start START` lists, every block at once): the entries,
+    without the command's path around them, for a reader that keeps a copy and takes only
+    what is new (integrations.dialogue). StoreUnavailable and ValueError as the store raises
+    them."""
+    from agent_memory.outbox.window import journal_window
+    with _LOCK:
+        store = _warm().store(_root(project_root))
+        entries: list[dict[str, Any]] = []
+        while True:
+            window, _unreadable = journal_window(store, session_id, start=start,
+                                                 block_size=1000, mode="full")
+            entries.extend(window["messages"])
+            if not window["more"]:
+                return entries
+            start = window["messages"][-1]["sequence_number"] + 1
+
+
+def revision(project_root: str | None, session_id: str) -> str | None:
+    """The session's revision in the project's store (outbox.store.Store.revision): a token
+    that changes whenever a read of the session may answer otherwise; None when the store or
+    its ledger cannot say (the caller reads the session again)."""
+    from agent_memory.outbox.availability import StoreUnavailable
+    from agent_memory.outbox.contract import is_valid_session_id
+    if not is_valid_session_id(session_id):
+        return None
+    with _LOCK:
+        try:
+            return _warm().store(_root(project_root)).revision(session_id)
+        except (StoreUnavailable, OSError):
+            return None
 
 
 def answer(argv: list[str]) -> tuple[str, Any]:

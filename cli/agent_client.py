@@ -210,7 +210,7 @@ def _declined(ctx, store_path: str, answer: dict[str, Any], wait: bool = True) -
 def describe_conflict(agent: dict[str, Any]) -> str:
     """In words: an agent that runs with another identity and stays (it was not used)."""
     how = "autostarted" if agent.get("autostarted") else "started by hand or by systemd"
-    return (f"the project's agent (pid {agent.get('pid')}, {how}) runs with the configuration "
+    return (f"the project's watcher (pid {agent.get('pid')}, {how}) runs with the configuration "
             f"{agent.get('config') or '(none)'} (digest {str(agent.get('config_digest'))[:12]}, "
             f"agent-memory {agent.get('version')}), not this command's; it was not used. Stop "
             "it (`agent-memory agent stop`, or its systemd unit) or run it with this "
@@ -250,14 +250,14 @@ def deliver(ctx, file, wait: float, embed_budget: float = 0.0):
                         session_id=file.session_id, name=file.name, wait=wait,
                         embed_budget=embed_budget)
     except AgentLost as exc:
-        return delivery.pending(f"the agent stopped before answering ({exc}); the file stays "
+        return delivery.pending(f"the project's watcher stopped before answering ({exc}); the file stays "
                                 "pending and is delivered later")
     if answer is None or not answer.get("ok"):
         return None
     try:
         return delivery.from_dict(answer.get("delivery"))
     except ValueError:
-        return delivery.pending("the agent answered something unreadable; the file stays "
+        return delivery.pending("the project's watcher answered something unreadable; the file stays "
                                 "pending and is delivered later")
 
 
@@ -328,7 +328,7 @@ def after_command(ctx) -> None:
             start(ctx)
     except Exception as exc:  # noqa: BLE001 - the command already answered; never fail it now
         import sys
-        sys.stderr.write(f"agent-memory: could not start the agent: {exc}\n")
+        sys.stderr.write(f"agent-memory: could not start the project's watcher: {exc}\n")
 
 
 def start(ctx) -> int | None:

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 from agent_memory.outbox import contract, views
-from agent_memory.outbox.store import IMPORTED, PENDING, QUARANTINED
+from agent_memory.outbox.store import PENDING
 
 
 def ask_logger(ctx, command: str, **params: Any):
@@ -46,9 +46,7 @@ def outbox_knows(store, session_id: str) -> bool:
     """Does the outbox know the session: a file of it in any area (pending, imported,
     quarantined), and not deleted here since it was last opened? A read of a session neither
     side knows is SESSION_UNKNOWN, as the logger answers, never an empty success."""
-    if not store.files(session_id, None, (PENDING, IMPORTED, QUARANTINED)):
-        return False
-    return not views.deleted_session(store.events(session_id)[0])
+    return store.knows(session_id) and not store.shut(session_id)
 
 
 def refuse_unknown(session_id: str, code: str = contract.SESSION_UNKNOWN):

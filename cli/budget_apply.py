@@ -27,12 +27,16 @@ def measure_line(envelope: dict) -> int:
     return len(output.render(envelope))
 
 
+def tool_answer(envelope: dict) -> dict:
+    """A successful command's answer as its MCP tool's result (mcpserve.tools): its `data` and
+    `store`. Declared here, beside what measures it: the CLI never imports the MCP server."""
+    return {"store": envelope["store"], "data": envelope["data"]}
+
+
 def measure_tool_text(envelope: dict) -> int:
-    """What an MCP tool result's text is: the SDK's JSON of the tool's answer (cli.mcp_tools),
-    indented by 2."""
+    """What an MCP tool result's text is: the SDK's JSON of the tool's answer, indented by 2."""
     import pydantic_core
-    from agent_memory.cli.mcp_tools import answer
-    return len(pydantic_core.to_json(answer(envelope), fallback=str, indent=2).decode())
+    return len(pydantic_core.to_json(tool_answer(envelope), fallback=str, indent=2).decode())
 
 
 def fitted(ctx, args, envelope: dict, chars: int, dispatch) -> dict:

@@ -16,11 +16,14 @@ from agent_memory.outbox.atomic import UnsafePathError
 
 
 def _dispatch(module: str | None, ctx, args) -> tuple[object, str]:
-    """The command's module (cli.commands) runs it: (data, store). Imported by the import
-    statement's own path (importlib's would hide it from -X importtime, which tests read)."""
+    """The command's module (cli.commands) runs it: (data, store). A module named by a dotted
+    path lives in a package above the CLI (`mcpserve.command`: `agent-memory mcp`), which the
+    CLI names but never imports by a statement of its own. Imported by the import statement's
+    own path (importlib's would hide it from -X importtime, which tests read)."""
     if module is None:
         raise UsageError(f"unknown command {args.command!r}")
-    return __import__(f"agent_memory.cli.{module}", fromlist=("run",)).run(ctx, args)
+    path = f"agent_memory.{module}" if "." in module else f"agent_memory.cli.{module}"
+    return __import__(path, fromlist=("run",)).run(ctx, args)
 
 
 def execute(ctx, args, handling: registry.Handling) -> tuple[int, dict]:

@@ -10,13 +10,7 @@ import sys
 from typing import Any
 
 from agent_memory.cli.context import Context
-from agent_memory.cli.errors import CliError, EMBEDDING_UNAVAILABLE, UsageError
-from agent_memory.outbox import contract
-
-
-class EmbeddingUnavailableError(CliError):
-    exit_code = EMBEDDING_UNAVAILABLE
-    code = contract.EMBEDDING_UNAVAILABLE
+from agent_memory.cli.errors import EmbeddingUnavailableError, UsageError
 
 
 def _progress():

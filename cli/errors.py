@@ -2,36 +2,11 @@
 
 from __future__ import annotations
 
-# Exit codes: keep them stable, scripts depend on them.
-OK = 0
-LOGGER_REFUSED = 1
-USAGE = 2
-STORE_UNAVAILABLE = 3
-LOGGER_UNREACHABLE = 4
-NOT_FOUND = 5
-CONFIG_INVALID = 6
-EMBEDDING_UNAVAILABLE = 7
-NO_ROOM = 8
-STORE_HELD = 9
-
-# Each exit code in words (the README's table, short), for answers that carry no exit status:
-# the MCP server's tool errors (cli.mcp_tools).
-MEANINGS = {
-    OK: "success",
-    LOGGER_REFUSED: "the logger refused the request (or the store did, by the logger's rules), "
-                    "or failed where there is no fallback",
-    USAGE: "usage: a bad option or value; nothing was written",
-    STORE_UNAVAILABLE: "file store unavailable (missing, not a real directory, not git-ignored, "
-                       "or not this user's); nothing was written",
-    LOGGER_UNREACHABLE: "logger unreachable with no fallback",
-    NOT_FOUND: "not found",
-    CONFIG_INVALID: "configuration invalid, or credentials the logger or embedder rejects "
-                    "where there is no fallback",
-    EMBEDDING_UNAVAILABLE: "embedding unavailable where a vector is required",
-    NO_ROOM: "no room: the disk is full or the outbox cap is reached; nothing was written",
-    STORE_HELD: "the store is forwarded by another process that keeps it; nothing was "
-                "forwarded, nothing lost",
-}
+# The exit codes and their meanings come from one table (cli.exit_codes); each failure class
+# below carries one of them.
+from agent_memory.cli.exit_codes import (  # noqa: E402,F401 - re-exported: callers import them here
+    CONFIG_INVALID, EMBEDDING_UNAVAILABLE, INTERRUPTED, LOGGER_REFUSED, LOGGER_UNREACHABLE,
+    MEANINGS, NO_ROOM, NOT_FOUND, OK, STORE_HELD, STORE_UNAVAILABLE, USAGE)
 
 
 class CliError(Exception):
@@ -97,6 +72,14 @@ class StoreHeldError(CliError):
 
     exit_code = STORE_HELD
     code = "STORE_HELD"
+
+
+class EmbeddingUnavailableError(CliError):
+    """A vector is required (`embed`, `--ranking vector`) and the embedder is not configured,
+    does not answer, or refuses the configured model."""
+
+    exit_code = EMBEDDING_UNAVAILABLE
+    code = "EMBEDDING_UNAVAILABLE"  # outbox.contract.EMBEDDING_UNAVAILABLE
 
 
 class RefusedError(CliError):

@@ -122,8 +122,8 @@ def direct(ctx: Context, command: str, **params: Any) -> tuple[Any, str]:
         served = agent_client.call(ctx, command, params)
     except agent_client.AgentLost as exc:
         raise LoggerUnreachableError(
-            f"the agent stopped before the logger's answer reached this command ({exc}); the "
-            "logger may or may not have done it: read before trying again") from None
+            f"the project's watcher stopped before the logger's answer reached this command "
+            f"({exc}); the logger may or may not have done it: read before trying again") from None
     try:
         if served is None:
             return ctx.route.call(ctx.config, command, **params), "logger"

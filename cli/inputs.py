@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 from agent_memory.cli.errors import UsageError
 from agent_memory.outbox import contract
 
-# Largest message text accepted, in UTF-8 bytes (documented in the README).
+# Largest message text accepted, in UTF-8 bytes (documented in docs/reference/answers.md).
 MAX_TEXT_BYTES = 1024 * 1024
 
 
@@ -109,10 +109,14 @@ def message_fields(args) -> dict[str, Any]:
 
 
 def dialogue_kind(value: str) -> list[str]:
-    parts = [p.strip(" ") for p in value.split(",")]
+    """The two kinds of a dialogue kind, written SENDER-to-RECEIVER (as answers show it) or
+    SENDER,RECEIVER (the form `session open` took first): both are accepted everywhere."""
+    first, to, second = value.partition("-to-")
+    parts = [p.strip(" ") for p in ([first, second] if to else value.split(","))]
     if len(parts) != 2:
-        raise UsageError(f"--dialogue-kind must be two kinds, SENDER,RECEIVER, got {value!r}",
-                         code="INVALID_KIND", field="--dialogue-kind")
+        raise UsageError(f"--dialogue-kind must be two kinds, SENDER-to-RECEIVER (e.g. "
+                         f"human-to-model), got {value!r}", code="INVALID_KIND",
+                         field="--dialogue-kind")
     return [kind(p, "--dialogue-kind") for p in parts]
 
 

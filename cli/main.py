@@ -38,8 +38,8 @@ def run(argv: list[str], emit, warm=None) -> int:
     except KeyboardInterrupt:
         emit(output.render(interrupted()))
         return INTERRUPTED
-    if args.command == "mcp":  # stdout is the protocol's channel: its closing answer is a log line
-        emit = _to_stderr
+    if args.command == "mcp" and args.listen is None and not args.systemd_unit:
+        emit = _to_stderr  # stdout is the stdio protocol's channel: its closing answer is a log line
     return perform(args, partial(output.answer, emit), lambda: argv, warm=warm)
 
 

@@ -14,7 +14,9 @@ if TYPE_CHECKING:
 
 from agent_memory.cli import option_types
 from agent_memory.cli.commands import COMMANDS, GLOBALS
+from agent_memory.cli import exit_codes
 from agent_memory.cli.errors import UsageError
+from agent_memory.cli.exit_codes import MEANINGS, OK, USAGE
 from agent_memory.cli.registry import (FLAG, INTEGER, NAMES, POSITIONAL, POSITIONALS, SECONDS,
                                        TEXTS)
 
@@ -27,6 +29,22 @@ argparse._ = lambda message: message
 argparse.ngettext = lambda singular, plural, n: singular if n == 1 else plural
 
 
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help, with the description and epilog kept line by line: a line is a
+    paragraph, wrapped to the width; an indented line (an example's command) is kept as it is."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        import textwrap
+        lines = []
+        for line in text.splitlines():
+            if line.startswith("  ") or not line:
+                lines.append(indent + line)
+            else:
+                lines.append(textwrap.fill(line, width, initial_indent=indent,
+                                           subsequent_indent=indent))
+        return "\n".join(lines)
+
+
 def _formatter(prog: str) -> argparse.HelpFormatter:
     try:
         columns = int(os.environ.get("COLUMNS", ""))
@@ -37,7 +55,7 @@ def _formatter(prog: str) -> argparse.HelpFormatter:
             columns = os.get_terminal_size(1).columns
         except OSError:
             columns = 80
-    return argparse.HelpFormatter(prog, width=max(columns - 2, 20))
+    return _Formatter(prog, width=max(columns - 2, 20))
 
 
 from agent_memory.sync.identity import VERSION  # noqa: E402 - one version string, read by the agent too
@@ -60,8 +78,10 @@ _ACTIONS = {FLAG: "store_true", TEXTS: "append", NAMES: "extend"}
 
 def add_option(parser, option: Option, suppress: bool = False) -> None:
     """One declared option as argparse's; `suppress`: a global option repeated after the
-    command name, which must not overwrite the value given before it."""
-    kwargs = {"help": argparse.SUPPRESS if option.hidden else option.help}
+    command name, which must not overwrite the value given before it. Its earlier spellings
+    (`aliases`) are accepted too, without a line in the help."""
+    kwargs = {"help": argparse.SUPPRESS if option.hidden else
+              option.described().replace("%", "%%")}
     if option.kind in _ACTIONS:
         kwargs["action"] = _ACTIONS[option.kind]
     if option.kind == NAMES:
@@ -84,6 +104,10 @@ def add_option(parser, option: Option, suppress: bool = False) -> None:
         kwargs["dest"] = option.dest
     kwargs["default"] = argparse.SUPPRESS if suppress else option.default
     parser.add_argument(option.flag, **kwargs)
+    if option.aliases:
+        kwargs.update(help=argparse.SUPPRESS, dest=option.dest, default=argparse.SUPPRESS)
+        kwargs.pop("required", None)
+        parser.add_argument(*option.aliases, **kwargs)
 
 
 def _globals(parser: argparse.ArgumentParser, suppress: bool) -> None:
@@ -94,7 +118,8 @@ def _globals(parser: argparse.ArgumentParser, suppress: bool) -> None:
 
 def _command(sub: argparse._SubParsersAction, command: Command) -> None:
     """A (sub)command parser with its options, its actions', and the global options again."""
-    parser = sub.add_parser(command.name, help=command.help, description=command.help)
+    parser = sub.add_parser(command.name, help=command.help, description=_described(command),
+                            epilog=_epilog(command))
     _globals(parser, suppress=True)
     groups = {name: parser.add_argument_group(name, description)
               for name, description in command.groups.items()}
@@ -104,6 +129,28 @@ def _command(sub: argparse._SubParsersAction, command: Command) -> None:
         actions = parser.add_subparsers(dest="action", metavar="ACTION", parser_class=Parser)
         for action in command.actions.values():
             _command(actions, action)
+
+
+def _described(command: Command) -> str:
+    """A command's --help description: its line, then its description's paragraphs."""
+    if not command.description:
+        return command.help
+    return command.help + "\n\n" + " ".join(command.description.split())
+
+
+def _epilog(command: Command) -> str | None:
+    """A command's --help epilog: its examples, then the exit codes it can answer."""
+    if command.actions:
+        return None  # each action has its own
+    lines = []
+    if command.examples:
+        lines.append("examples:")
+        for example in command.examples:
+            lines += [f"  # {example.says}", f"  {example.line}"]
+        lines.append("")
+    lines.append("exit codes (all of them: agent-memory help exit-codes):")
+    lines += [f"{code}: {MEANINGS[code]}" for code in sorted({OK, USAGE, *command.exit_codes})]
+    return "\n".join(lines)
 
 
 _VALUED_GLOBALS = tuple(o.flag for o in GLOBALS if o.kind != FLAG)
@@ -195,11 +242,9 @@ def build(only: str | None = None) -> Parser:
         description="Record and read AI agents' dialogue messages. Every write lands first in "
                     "the project's append-only outbox (.agent-memory/) and is forwarded to the "
                     "fleet's AI Logger. Every command prints one JSON object on stdout.",
-        epilog="Exit codes: 0 success; 1 logger refused or failed; 2 usage; 3 file store "
-               "unavailable; 4 logger unreachable with no fallback; 5 not found; 6 configuration "
-               "invalid, or credentials rejected where there is no fallback; 7 embedding "
-               "unavailable where a vector is required; 8 no room (disk full or the outbox cap "
-               "reached; nothing written); 9 store held by another process that keeps it.")
+        epilog="Run `agent-memory COMMAND --help` for a command's options and examples.\n\n"
+               "exit codes (agent-memory help exit-codes):\n" + "\n".join(
+                   f"{row.code}: {row.meaning}" for row in exit_codes.TABLE))
     _globals(parser, suppress=False)
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)

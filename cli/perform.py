@@ -1,5 +1,5 @@
 """A parsed command run as the shell runs it, whoever asked for it (the command line, cli.main;
-an MCP tool's call, cli.mcp_cmd; a Python API method, api.runner): in the project's agent when
+an MCP tool's call, mcpserve.command; a Python API method, api.runner): in the project's agent when
 it serves the command and answers, else here (cli.dispatch); its answer handed over; then, when
 no agent answered, the agent started for the next command (after the answer: the caller waits
 on it). Typed callers (`perform_values`) skip the command line: their values are checked as
@@ -9,9 +9,7 @@ from __future__ import annotations
 
 from agent_memory.cli import output, registry
 from agent_memory.cli.dispatch import execute
-from agent_memory.cli.errors import CliError
-
-INTERRUPTED = 130  # the exit code of a command stopped by SIGINT, as a shell's
+from agent_memory.cli.errors import INTERRUPTED, CliError  # noqa: F401 - cli.main imports it here
 
 
 def interrupted() -> dict:

@@ -37,11 +37,11 @@ def read(ctx: Context, args) -> dict[str, Any]:
     store = ctx.store()
     if not outbox_knows(store, session_id):
         raise refuse_unknown(session_id)
-    messages, unreadable = store.messages(session_id)
-    window = views.journal_window(messages, start=resume if resume is not None else start,
-                                  block_size=block_size, mode=args.mode,
-                                  forgotten=views.forgotten(store.events(session_id)[0]),
-                                  show_deleted=args.show_deleted)
+    from agent_memory.outbox.window import journal_window
+    window, unreadable = journal_window(store, session_id,
+                                        start=resume if resume is not None else start,
+                                        block_size=block_size, mode=args.mode,
+                                        show_deleted=args.show_deleted)
     return _with_warnings({"session_id": session_id, **window}, unreadable)
 
 
@@ -57,22 +57,20 @@ def get(ctx: Context, args) -> dict[str, Any]:
         raise NotFoundError(f"message {message_id} was deleted (hard)",
                             code=contract.MESSAGE_UNKNOWN)
     entry = forgotten.apply([views.message_entry(found)])[0]
-    vector = [f for f in store.files(found.file.session_id, ".emb", (found.file.area,))
-              if f.item_id == message_id]
-    entry["vectorization_state"] = "vectorized" if vector else "pending"
+    from agent_memory.outbox.names import VECTOR_EXT, sibling
+    vector = found.file._replace(name=sibling(found.file.name, VECTOR_EXT))
+    try:
+        store.stat(vector)
+        vectorized = True
+    except FileNotFoundError:
+        vectorized = False
+    entry["vectorization_state"] = "vectorized" if vectorized else "pending"
     return entry
 
 
 def sessions(ctx: Context, args) -> dict[str, Any]:
     block_size = inputs.block_size(args.block_size)
     offset = _continuation(args.continuation) or 0
-    if args.dialogue_kind is not None:
-        first, sep, second = args.dialogue_kind.partition("-to-")
-        if not sep:
-            raise UsageError("--dialogue-kind must be KIND-to-KIND, e.g. human-to-model",
-                             field="--dialogue-kind")
-        inputs.kind(first, "--dialogue-kind")
-        inputs.kind(second, "--dialogue-kind")
     store = ctx.store()
     entries, unreadable = [], []
     for session_id in store.session_ids():
@@ -349,6 +347,8 @@ def _run(ctx: Context, args) -> tuple[dict[str, Any], str]:
             getattr(args, name) is not None for name in _PREVIEW_ONLY):
         raise UsageError("read: --caller, --recipient, --period-*, --page-* and "
                          "--preview-size belong to --preview")
+    if args.command == "sessions" and args.dialogue_kind is not None:  # in the answers' form
+        args.dialogue_kind = contract.dialogue_kind_label(inputs.dialogue_kind(args.dialogue_kind))
     side = ctx.side()
     if side == "logger":
         handler = {"read": logger_read, "get": logger_get, "sessions": logger_sessions}

@@ -21,9 +21,8 @@ from agent_memory.cli import inputs
 from agent_memory.cli.auto_reads import (deleted_pending, outbox_knows, refuse_if_deleted_here,
                                         refuse_unknown)
 from agent_memory.cli.context import Context
-from agent_memory.cli.embed_cmd import EmbeddingUnavailableError
-from agent_memory.cli.errors import (CliError, RefusedError, StoreUnavailableError,
-                        UsageError, from_refusal)
+from agent_memory.cli.errors import (CliError, EmbeddingUnavailableError, RefusedError,
+                                     StoreUnavailableError, UsageError, from_refusal)
 from agent_memory.outbox import contract
 
 
@@ -56,7 +55,7 @@ def search_params(args) -> dict[str, Any]:
             "filters": filters, "mode": args.mode,
             "page_size": inputs.count(args.page_size, "--page-size", contract.DEFAULT_PAGE_SIZE,
                                 contract.MAX_PAGE_SIZE, 1),
-            "page_offset": inputs.count(args.page_offset, "--page-offset", 0, None)}
+            "page_offset": inputs.count(args.page_offset, "--offset", 0, None)}
 
 
 def working_set_params(args) -> dict[str, Any]:

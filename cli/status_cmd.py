@@ -142,7 +142,7 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
     store = ctx.store()
     data: dict[str, Any] = {"store": store.path, "at": iso()}
     from agent_memory.outbox import survey
-    data.update(survey.survey(store.path))
+    data.update(survey.survey(store.path, gaps=store.vector_gaps))
     data["watcher"] = _watcher(store.path)
     from agent_memory.cli.agent_cmd import agent_status
     data["agent"] = agent_status(store.path, ctx)

@@ -27,13 +27,15 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
     inputs.positive(args.batch_bytes, "--batch-bytes")
     inputs.positive(args.quarantine_after, "--quarantine-after")
     inputs.positive(args.sessions_in_flight, "--sessions-in-flight")
-    if ctx.config.logger is None:
-        raise LoggerUnreachableError("no logger is configured (ailogger_client section): "
-                                     "nothing can be forwarded")
     if getattr(args, "watch", False):
+        if ctx.config.logger is None:  # a service manager should show it: it cannot forward
+            raise LoggerUnreachableError("no logger is configured (ailogger_client section): "
+                                         "a watcher has nothing to forward to")
         from agent_memory.cli import watch_cmd
         return watch_cmd.run(ctx, args)
     store = ctx.store()
+    if ctx.config.logger is None:
+        return _without_a_logger(store), "file"
     lock_wait = 0.0
     held = _held_by_another(ctx, store, args)
     if isinstance(held, tuple):
@@ -43,21 +45,7 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
     if held is not None:
         lock_wait = held
     elif not store.has_pending():
-        data = {"skipped": False, "sessions": [], "totals": _totals([])}
-        from agent_memory.outbox.cleanup import remove_orphan_temporaries
-        orphans = remove_orphan_temporaries(store)  # what killed writers left, anywhere
-        if orphans:
-            data["warnings"] = [f"removed {orphans} temporaries left by writers killed midway "
-                                "(none held a record)"]
-        from agent_memory.sync.engine import strays
-        found = strays(store)
-        if found:
-            from agent_memory.sync.log import get_logger
-            log = get_logger()
-            for stray in found:
-                log.warning("stray", entry=stray["entry"], detail=stray["message"])
-            data.setdefault("warnings", []).extend(stray["message"] for stray in found)
-        return data, "file"
+        return _tidied(store, {"skipped": False, "sessions": [], "totals": _totals([])}), "file"
 
     from agent_memory.sync.engine import Limits
     from agent_memory.sync.links.failures import Failed, Refused, Unreachable
@@ -77,6 +65,41 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
     except (Unreachable, Refused, Failed) as exc:
         _raise_for(exc)
     return _answer([r.as_dict() for r in reports], warnings)
+
+
+def _tidied(store, data: dict[str, Any]) -> dict[str, Any]:
+    """What a whole-store sync does even with nothing to forward: the temporaries killed
+    writers left removed, the strays said (logged, and listed under `warnings`)."""
+    from agent_memory.outbox.cleanup import remove_orphan_temporaries
+    orphans = remove_orphan_temporaries(store)  # what killed writers left, anywhere
+    if orphans:
+        data["warnings"] = [f"removed {orphans} temporaries left by writers killed midway "
+                            "(none held a record)"]
+    from agent_memory.sync.engine import strays
+    found = strays(store)
+    if found:
+        from agent_memory.sync.log import get_logger
+        log = get_logger()
+        for stray in found:
+            log.warning("stray", entry=stray["entry"], detail=stray["message"])
+        data.setdefault("warnings", []).extend(stray["message"] for stray in found)
+    return data
+
+
+def _without_a_logger(store) -> dict[str, Any]:
+    """`sync` where no logger is configured: the file store is the whole memory, which is not an
+    outage. Exit 0 with `skipped` and the reason, so a cron job of a file-store-only project
+    does not report a failure every run; what waits is counted (it is forwarded once a logger
+    is configured). A configured logger that does not answer stays exit 4."""
+    from agent_memory.outbox.survey import backlog
+    waiting = backlog(store.path)
+    messages, events = waiting["pending_messages"], waiting["pending_events"]
+    return _tidied(store, {
+        "skipped": True, "logger_configured": False,
+        "reason": f"no logger is configured (no ailogger_client section): nothing was "
+                  f"forwarded; the file store keeps everything ({messages} message(s) and "
+                  f"{events} session event(s) wait to be forwarded once a logger is configured)",
+        "pending": {"messages": messages, "events": events}})
 
 
 def _limits(args) -> dict[str, int]:
@@ -123,7 +146,7 @@ def _by_the_agent(ctx: Context, args, holder: int) -> tuple[dict[str, Any], str]
     if not answer.get("ok"):
         return HELD_WAIT  # it is stopping: the lock is free soon, and this command syncs
     import sys
-    sys.stderr.write(f"agent-memory: note: the project's agent (pid {holder}) ran this sync\n")
+    sys.stderr.write(f"agent-memory: note: the project's watcher (pid {holder}) ran this sync\n")
     if isinstance(answer.get("failure"), dict):
         from agent_memory.sync.links import failures
         _raise_for(failures.from_dict(answer["failure"]))
@@ -155,7 +178,7 @@ def _held_by_another(ctx: Context, store, args) -> Any:
     claimed = agent_client.claim(ctx)
     if claimed == "same":
         return {"skipped": True, "holder_pid": holder,
-                "reason": f"the project's agent (pid {holder}) forwards this store with this "
+                "reason": f"the project's watcher (pid {holder}) forwards this store with this "
                           "configuration"}
     if isinstance(claimed, dict):
         raise StoreHeldError(agent_client.describe_conflict(claimed) + "; nothing was "

@@ -1,5 +1,6 @@
 """`verify [--repair]`: check the whole store (outbox.verify); exit 1 when it finds damage.
-`--repair` first re-files what strays hold and sets them aside (outbox.repair)."""
+`--repair` first re-files what strays hold and sets them aside (outbox.repair), and rebuilds
+the ledger (outbox.ledger) from the files."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
     if args.repair:
         from agent_memory.outbox.repair import repair
         repaired = repair(store)
+        repaired["ledger"] = _rebuild_ledger(store)
     report = verify(store, model["model"], int(model["dimension"]))
     if repaired is not None:
         report["repair"] = repaired
@@ -27,3 +29,15 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
                        "`verify --repair` what follows no naming rule)",
                        code="STORE_DAMAGED", **report)
     return report, "file"
+
+
+def _rebuild_ledger(store) -> str:
+    """The ledger emptied, then every session listed and decoded into it again (so `verify`,
+    which follows, compares it with the files anew)."""
+    from agent_memory.outbox.ledger import LedgerUnavailable
+    try:
+        store.ledger.rebuild(store.session_ids())
+    except LedgerUnavailable:
+        store.ledger.remove_files()  # the next use creates it anew
+        return "removed"
+    return "rebuilt"

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from agent_memory.api import runner
 from agent_memory.api.errors import AgentMemoryError, UsageError
 from agent_memory.api.memory import Memory
 from agent_memory.api.results import Message
@@ -50,6 +51,9 @@ class Dialogue:
         self.participants = list(participants)
         self._opened = False
         self._lock = threading.Lock()  # one open at a time from this object
+        self._read_lock = threading.Lock()  # one read of the copy at a time
+        self._copy: list[Message] | None = None  # the session as last read
+        self._copy_revision: str | None = None  # the store's revision of it then
 
     def open(self) -> None:
         """Open the session unless this object did already (a repeat when it exists with the
@@ -66,9 +70,10 @@ class Dialogue:
             self._opened = True
 
     def append(self, entries: Iterable[Entry]) -> list[str]:
-        """Write each entry, in order (each acknowledged before the next is written); their
-        message ids. An item too large for the store refuses the whole batch, before anything
-        is written."""
+        """Write each entry, in order (each file whole before the next is written), and hand
+        back their message ids once all are durable (the session's directory synced once for
+        the batch, not once each). An item too large for the store refuses the whole batch,
+        before anything is written."""
         entries = list(entries)
         for index, entry in enumerate(entries):
             size = len(json.dumps(entry.item, ensure_ascii=False).encode("utf-8"))
@@ -78,16 +83,19 @@ class Dialogue:
                                  "was written", {"index": index, "bytes": size,
                                                  "limit": ITEM_BYTES}, 2)
         written = []
-        for entry in entries:
-            self.open()
-            try:
-                written.append(self._write(entry))
-            except AgentMemoryError as exc:
-                if exc.code != "SESSION_UNKNOWN":  # deleted meanwhile (a clear elsewhere)
-                    raise
-                self._opened = False
+        # Acknowledged together: each file whole before the next, the session's directory
+        # synced once at the end, before any id is handed back.
+        with runner.together(self.memory.project_root):
+            for entry in entries:
                 self.open()
-                written.append(self._write(entry))
+                try:
+                    written.append(self._write(entry))
+                except AgentMemoryError as exc:
+                    if exc.code != "SESSION_UNKNOWN":  # deleted meanwhile (a clear elsewhere)
+                        raise
+                    self._opened = False
+                    self.open()
+                    written.append(self._write(entry))
         return written
 
     def _write(self, entry: Entry) -> str:
@@ -97,16 +105,62 @@ class Dialogue:
             receiver_identity=entry.receiver_identity,
             attributes={self.key: entry.item}).message_id
 
-    def messages(self) -> list[Message]:
-        """The session's visible messages (soft-deleted ones hidden) in arrival order; none
-        for a session neither the store nor the logger knows (never written, or deleted)."""
+    def messages(self, latest: int | None = None) -> list[Message]:
+        """The session's visible messages (soft-deleted ones hidden) in arrival order, or its
+        `latest` ones; none for a session neither the store nor the logger knows (never
+        written, or deleted).
+
+        Read incrementally, so a turn costs what it adds, not what the session holds: the
+        copy the last call made is kept with the store's revision of the session
+        (Memory.revision, `<epoch>.<next sequence number>`). The same revision: the copy is
+        the answer. Only new messages since (the same epoch): they are read from the
+        project's files from the copy's next sequence number on and added (every message
+        written here is there, pending or imported); a correction among them reads the whole
+        session again. Anything else (a deletion, a mark, a message set aside, a session
+        event: a new epoch) reads the whole session again, from the logger when one answers.
+        Messages another project writes to the same session at the logger are seen at the
+        next whole read."""
+        with self._read_lock:
+            revision = self.memory.revision(self.session_id)
+            copy, held = self._copy, self._copy_revision
+            if copy is None or revision is None or held is None or \
+                    revision.split(".")[0] != held.split(".")[0]:
+                copy = self._read_whole(revision)
+            elif revision != held:
+                added = self._read_new(copy, int(held.split(".")[1]))
+                if added is None:
+                    copy = self._read_whole(revision)
+                else:
+                    copy.extend(added)  # the copy is never handed out: callers get slices
+                    self._copy_revision = revision
+            return copy[-latest:] if latest else list(copy)
+
+    def _read_whole(self, revision: str | None) -> list[Message]:
         try:
             # whole: a framework gets its items back exactly, never cut to a reader's budget
-            return list(self.memory.messages(self.session_id, max_chars=0))
+            found = list(self.memory.messages(self.session_id, max_chars=0))
         except AgentMemoryError as exc:
             if exc.code != "SESSION_UNKNOWN":
                 raise
-            return []
+            found = []
+        self._copy, self._copy_revision = found, revision
+        return found
+
+    def _read_new(self, copy: list[Message], start: int) -> list[Message] | None:
+        """The messages numbered `start` or later in the project's files that `copy` lacks
+        (from one before: two writers may share a number), or None when the whole session
+        must be read again (a correction among them, or the files cannot be read)."""
+        from agent_memory.outbox.availability import StoreUnavailable
+        known = {m.message_id for m in copy}
+        try:
+            found = runner.files_from(self.memory.project_root, self.session_id,
+                                      max(0, start - 1))
+        except (StoreUnavailable, OSError, ValueError):
+            return None
+        added = [Message.from_entry("file", e) for e in found if e["message_id"] not in known]
+        if any(m.corrects_message_id for m in added):
+            return None
+        return added
 
     def item_of(self, message: Message) -> tuple[bool, Any]:
         """(True, the item) for a message this store wrote, else (False, None)."""
@@ -118,7 +172,7 @@ class Dialogue:
     def pop(self) -> Message | None:
         """Hard-delete the session's latest message (its text purged from every file here,
         and at the logger once the delete reaches it); that message, or None when empty."""
-        messages = self.messages()
+        messages = self.messages(1)
         if not messages:
             return None
         latest = messages[-1]

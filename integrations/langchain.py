@@ -10,6 +10,11 @@ them), its text for people and search (its tool calls' JSON when it has no text)
 from its type (human: human to model; ai: model to human, or to tool when it calls tools;
 tool: tool to model; system: system to model; others: model to model). Messages of the session
 written otherwise (the CLI) read back as human, AI or system messages.
+
+LangChain 1.x agents (`langchain.agents.create_agent`) record theirs through
+`AgentMemoryMiddleware` (integrations/langchain_agent.py, `pip install
+'vvz-agent-memory[langchain]'` brings `langchain` too): importable from here, imported only when
+asked for, so this chat history needs langchain-core alone.
 """
 
 from __future__ import annotations
@@ -70,25 +75,46 @@ class AgentMemoryChatMessageHistory(BaseChatMessageHistory):
         await asyncio.to_thread(self.clear)
 
     def _message(self, stored) -> BaseMessage:
-        ours, value = self.dialogue.item_of(stored)
-        if ours:
-            return messages_from_dict([value])[0]
-        return _OF_KIND.get(stored.sender_kind, HumanMessage)(content=stored.text)
+        return message_of(self.dialogue, stored)
 
     def _entry(self, message: BaseMessage) -> Entry:
-        value = message_to_dict(message)
-        json.dumps(value)  # refused here, before anything is written, when not JSON
-        sender, receiver = _KINDS.get(message.type, ("model", "model"))
-        if message.type == "ai" and getattr(message, "tool_calls", None):
-            receiver = "tool"
-        return Entry(sender, self.identities[sender], receiver, self.identities[receiver],
-                     _text(message), value)
+        return entry_of(message, self.identities)
 
 
-def _text(message: BaseMessage) -> str:
+def message_of(dialogue: Dialogue, stored) -> BaseMessage:
+    """The LangChain message a stored message holds (one written otherwise: a human, AI or
+    system message of its text)."""
+    ours, value = dialogue.item_of(stored)
+    if ours:
+        return messages_from_dict([value])[0]
+    return _OF_KIND.get(stored.sender_kind, HumanMessage)(content=stored.text)
+
+
+def entry_of(message: BaseMessage, identities: dict[str, str]) -> Entry:
+    """A LangChain message as an entry: kinds from its type, identities by kind."""
+    value = message_to_dict(message)
+    json.dumps(value)  # refused here, before anything is written, when not JSON
+    sender, receiver = _KINDS.get(message.type, ("model", "model"))
+    if message.type == "ai" and getattr(message, "tool_calls", None):
+        receiver = "tool"
+    return Entry(sender, identities[sender], receiver, identities[receiver], text_of(message),
+                 value)
+
+
+def text_of(message: BaseMessage) -> str:
+    """The text a message shows: its own, or its tool calls' JSON (its data's) when empty."""
     text = message.text if isinstance(message.text, str) else str(message.text)
     if not text.strip():
         calls = getattr(message, "tool_calls", None)
         text = json.dumps(calls if calls else message_to_dict(message)["data"],
                           ensure_ascii=False, default=str)
     return text
+
+
+def __getattr__(name: str):
+    """`AgentMemoryMiddleware` on first use: it imports `langchain` (the agents), which this
+    chat history does not need."""
+    if name == "AgentMemoryMiddleware":
+        from agent_memory.integrations.langchain_agent import AgentMemoryMiddleware
+        return AgentMemoryMiddleware
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -10,6 +10,11 @@ system to model; a tool call: model to tool; its output: tool to model; anything
 reasoning: model to model). Messages of the session written otherwise (the CLI) read back as
 `{"role", "content"}` items.
 
+Every method takes the SDK's `wrapper` keyword (the run's `RunContextWrapper`), as the SDK's own
+context-aware sessions do: the Runner passes it only to a session whose four methods all accept
+it. It is accepted and left unused: the session's project and id are fixed when it is made, and
+the run's context (the application's own objects) is neither stored nor sent to the logger.
+
 Every method runs its commands in a worker thread, one command at a time in the process, so
 one session object may serve several threads, each with its own event loop (Runner.run_sync).
 """
@@ -25,6 +30,7 @@ from agent_memory.integrations.dialogue import Dialogue, Entry
 if TYPE_CHECKING:
     from agents.items import TResponseInputItem
     from agents.memory import SessionSettings
+    from agents.run_context import RunContextWrapper
 
 KEY = "openai_agents_item"
 _ROLE_KINDS = {"user": ("human", "model"), "assistant": ("model", "human"),
@@ -53,31 +59,34 @@ class AgentMemorySession:
                                  project_id=project_id,
                                  participants=[user_identity, assistant_identity])
 
-    async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
+    async def get_items(self, limit: int | None = None, *,
+                        wrapper: RunContextWrapper[Any] | None = None,
+                        ) -> list[TResponseInputItem]:
         """The history in order; with `limit`, its latest `limit` items (none for 0)."""
         if limit is not None and limit <= 0:
             return []
-        items = await asyncio.to_thread(self._items)
-        return items if limit is None else items[-limit:]
+        return await asyncio.to_thread(self._items, limit)
 
-    async def add_items(self, items: list[TResponseInputItem]) -> None:
+    async def add_items(self, items: list[TResponseInputItem], *,
+                        wrapper: RunContextWrapper[Any] | None = None) -> None:
         """Append the items, in the order given."""
         entries = [self._entry(item) for item in items]
         if entries:
             await asyncio.to_thread(self.dialogue.append, entries)
 
-    async def pop_item(self) -> TResponseInputItem | None:
+    async def pop_item(self, *, wrapper: RunContextWrapper[Any] | None = None,
+                       ) -> TResponseInputItem | None:
         """Remove (hard delete) and return the latest item; None when there is none."""
         popped = await asyncio.to_thread(self.dialogue.pop)
         return None if popped is None else self._item(popped)
 
-    async def clear_session(self) -> None:
+    async def clear_session(self, *, wrapper: RunContextWrapper[Any] | None = None) -> None:
         """Delete the session and every item of it (a session delete)."""
         await asyncio.to_thread(self.dialogue.clear)
 
     # --- items and messages ---------------------------------------------------------------------
-    def _items(self) -> list[Any]:
-        return [self._item(m) for m in self.dialogue.messages()]
+    def _items(self, latest: int | None = None) -> list[Any]:
+        return [self._item(m) for m in self.dialogue.messages(latest)]
 
     def _item(self, message) -> Any:
         ours, item = self.dialogue.item_of(message)

@@ -76,8 +76,10 @@ def ensure_dir(parent_fd: int, name: str) -> int:
     return open_dir(name, dir_fd=parent_fd)
 
 
-def create_exclusive(dir_fd: int, name: str, data: bytes) -> None:
-    """Write `data` as the new file `name` in `dir_fd`; FileExistsError if the name is taken."""
+def create_exclusive(dir_fd: int, name: str, data: bytes, sync_dir: bool = True) -> None:
+    """Write `data` as the new file `name` in `dir_fd`; FileExistsError if the name is taken.
+    `sync_dir` False leaves the directory's fsync to the caller (several files made in one
+    directory, synced once before any of them is acknowledged)."""
     temp = f"{TEMP_PREFIX}{os.getpid()}-{os.urandom(16).hex()}"
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
                  FILE_MODE, dir_fd=dir_fd)
@@ -96,7 +98,8 @@ def create_exclusive(dir_fd: int, name: str, data: bytes) -> None:
             os.unlink(temp, dir_fd=dir_fd)
         except FileNotFoundError:
             pass
-    os.fsync(dir_fd)
+    if sync_dir:
+        os.fsync(dir_fd)
 
 
 # No record comes near this: a text is at most 1 MiB; the rest of a record is small.
@@ -164,24 +167,24 @@ def read_file(dir_fd: int, name: str, limit: int = MAX_RECORD_BYTES) -> bytes:
 
 def move(src_fd: int, dst_fd: int, name: str) -> bool:
     """Move `name` from one directory to another durably; False if it was not there."""
-    return move_many(src_fd, dst_fd, [name]) == 1
+    return len(move_many(src_fd, dst_fd, [name])) == 1
 
 
-def move_many(src_fd: int, dst_fd: int, names: list[str]) -> int:
-    """Move files between two directories, then fsync both once; returns how many moved.
+def move_many(src_fd: int, dst_fd: int, names: list[str]) -> list[str]:
+    """Move files between two directories, then fsync both once; returns the names moved.
 
     One pair of directory fsyncs covers the whole group: a rename is atomic, so after a crash
     before the fsyncs each file is in one of the two places, never lost, and one still in the
     source is simply forwarded again. A name no longer in the source was moved by a concurrent
     mover and is skipped.
     """
-    moved = 0
+    moved = []
     for name in names:
         try:
             os.rename(name, name, src_dir_fd=src_fd, dst_dir_fd=dst_fd)
         except FileNotFoundError:
             continue
-        moved += 1
+        moved.append(name)
     if moved:
         os.fsync(dst_fd)
         os.fsync(src_fd)

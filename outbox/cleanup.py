@@ -115,22 +115,74 @@ def remove_orphan_temporaries(store, min_age_s: float = ORPHAN_TEMPORARY_AGE_S) 
     left alone. (A writer in another pid namespace whose temporary is removed in the moment
     before it links it fails loudly; it never reports a write it did not make.)
     Directories this user may not open are skipped (status reports them); symbolic links
-    are never followed."""
+    are never followed.
+
+    A session directory of the imported or quarantined area (they grow with everything ever
+    confirmed) is listed only when it changed since it was last swept (its inode and mtime,
+    kept in the ledger, outbox.ledger; one changed less than SWEPT_RACY_S before a sweep is
+    not remembered, since a temporary landing within the same mtime tick would not change
+    it): so a sweep costs what changed, not what was imported."""
     removed = 0
     now = time.time()
-    folders = [os.dup(store._fd)]
+    remembered = _swept(store)
+    swept: dict[str, str] = {}
+    folders: list[tuple[int, str]] = [(os.dup(store._fd), "")]
     while folders:
-        fd = folders.pop()
+        fd, path = folders.pop()
         try:
+            kept = _remembered_path(path)
+            if kept:
+                seen = _seen(os.fstat(fd))
+                if remembered.get(path) == seen:
+                    continue
             removed += _remove_orphans(fd, now, min_age_s)
+            if kept:
+                info = os.fstat(fd)
+                if info.st_mtime < now - SWEPT_RACY_S:
+                    swept[path] = _seen(info)
+                continue  # a session directory holds records, not directories
             below = [entry.name for entry in os.scandir(fd)
                      if entry.is_dir(follow_symlinks=False)]
             for name in below:
                 try:
-                    folders.append(atomic.open_dir(name, dir_fd=fd))
+                    folders.append((atomic.open_dir(name, dir_fd=fd),
+                                    f"{path}/{name}" if path else name))
                 except OSError:
                     continue  # removed meanwhile, or not ours to open
         finally:
             os.close(fd)
+    if swept:
+        _note_swept(store, swept)
     return removed
 
+
+SWEPT_RACY_S = 2.0
+_REMEMBERED_AREAS = (names.IMPORTED_DIR, names.QUARANTINE_DIR)
+
+
+def _remembered_path(path: str) -> bool:
+    """A session directory of the imported or quarantined area (`.imported/<session>`)."""
+    parts = path.split("/")
+    return len(parts) == 2 and parts[0] in _REMEMBERED_AREAS and not parts[1].startswith(".")
+
+
+def _seen(info: os.stat_result) -> str:
+    return f"{info.st_ino}:{info.st_mtime_ns}"
+
+
+def _swept(store) -> dict[str, str]:
+    from agent_memory.outbox.ledger import LedgerUnavailable
+    try:
+        with store.ledger.transaction():
+            return store.ledger.swept()
+    except LedgerUnavailable:
+        return {}  # every directory is listed
+
+
+def _note_swept(store, swept: dict[str, str]) -> None:
+    from agent_memory.outbox.ledger import LedgerUnavailable
+    try:
+        with store.ledger.transaction(write=True):
+            store.ledger.note_swept(swept)
+    except LedgerUnavailable:
+        pass

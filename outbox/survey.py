@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import time
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Callable
 
 from agent_memory.outbox import atomic, layout, names
 from agent_memory.outbox.contract import session_ids_among
@@ -130,10 +130,14 @@ def backlog(store_path: str, now: float | None = None) -> dict[str, Any]:
     return total
 
 
-def survey(store_path: str, now: float | None = None) -> dict[str, Any]:
+def survey(store_path: str, now: float | None = None,
+           gaps: Callable[[str], Any] | None = None) -> dict[str, Any]:
     """Per session and in total: pending messages/events/vectors and bytes, the age of the
     oldest pending, quarantined items, and messages (pending or imported) without a vector.
 
+    `gaps(session_id)`, when given, tells the session's messages without a vector from the
+    ledger (outbox.store.Store.vector_gaps: their count, and whether a name is one), so the
+    imported area is never listed; None from it (or no `gaps`) lists the imported area.
     Sessions with nothing to report are counted but not listed.
     """
     now = time.time() if now is None else now
@@ -155,12 +159,17 @@ def survey(store_path: str, now: float | None = None) -> dict[str, Any]:
                     _scan_pending(fd, entry, ids, now)
                 finally:
                     os.close(fd)
-            for name in _listed(imported_fd, sid):
-                parsed = names.parse_final_name(name)
-                if parsed is not None and parsed[2] != names.EVENT_EXT:
-                    ids[parsed[2]].add(parsed[1])
+            found = gaps(sid) if gaps is not None else None
+            if found is not None:
+                entry["missing_vectors"] = _missing(store_fd, imported_fd, sid, *found,
+                                                    entry.get("unsafe", ()))
+            else:
+                for name in _listed(imported_fd, sid):
+                    parsed = names.parse_final_name(name)
+                    if parsed is not None and parsed[2] != names.EVENT_EXT:
+                        ids[parsed[2]].add(parsed[1])
+                entry["missing_vectors"] = len(ids[names.MESSAGE_EXT] - ids[names.VECTOR_EXT])
             entry["quarantined"] = _quarantined_items(_listed(quarantine_fd, sid))
-            entry["missing_vectors"] = len(ids[names.MESSAGE_EXT] - ids[names.VECTOR_EXT])
             totals["unsafe"] += len(entry.get("unsafe", ()))
             for key in ("pending_messages", "pending_events", "pending_vectors",
                         "pending_bytes", "quarantined", "missing_vectors"):
@@ -186,6 +195,37 @@ def survey(store_path: str, now: float | None = None) -> dict[str, Any]:
     totals["strays"] = len(strays)
     return {"sessions": sessions, "totals": totals, "unsafe_entries": unsafe_entries,
             "strays": strays}
+
+
+def _missing(store_fd: int, imported_fd: int | None, session_id: str, count: int,
+             lacks: Callable[[str], bool], unsafe: Any) -> int:
+    """The count of messages without a vector, from the ledger's `count` of them, read as the
+    listings would be: a pending entry that can never be a record (`unsafe`) is neither a
+    message nor a vector."""
+    missing = count
+    for item in unsafe:
+        name = item["file"]
+        if name.endswith(names.MESSAGE_EXT) and lacks(name):
+            missing -= 1
+        elif name.endswith(names.VECTOR_EXT):
+            message = names.sibling(name, names.MESSAGE_EXT)
+            vector_imported = _exists(imported_fd, session_id, name)
+            message_here = _exists(imported_fd, session_id, message) or (
+                _exists(store_fd, session_id, message)
+                and not any(u["file"] == message for u in unsafe))
+            if message_here and not vector_imported:
+                missing += 1
+    return missing
+
+
+def _exists(area_fd: int | None, session_id: str, name: str) -> bool:
+    if area_fd is None:
+        return False
+    try:
+        os.stat(f"{session_id}/{name}", dir_fd=area_fd, follow_symlinks=False)
+        return True
+    except (FileNotFoundError, NotADirectoryError):
+        return False
 
 
 def _strays(store_path: str) -> list[dict[str, str]]:

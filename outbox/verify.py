@@ -45,7 +45,30 @@ def verify(store: Store, model: str | None = None,
         for area in (PENDING, IMPORTED, QUARANTINED):
             _check_dir(store, session_id, area, model, dimension, seen, checked, damage,
                        warnings, now)
-    return {"ok": not damage, "checked": checked, "damage": damage, "warnings": warnings}
+    ledger = _check_ledger(store)
+    damage.extend(ledger.pop("disagreements"))
+    return {"ok": not damage, "checked": checked, "damage": damage, "warnings": warnings,
+            "ledger": ledger}
+
+
+def _check_ledger(store: Store) -> dict[str, Any]:
+    """The ledger (outbox.ledger) against the files: for each session it claims to know as it
+    is, every row against its file. A disagreement is damage (`verify --repair` rebuilds the
+    ledger); a ledger that cannot be used is said, not damage (commands then read the files)."""
+    from agent_memory.outbox.ledger import LedgerUnavailable
+    from agent_memory.outbox.ledger_catchup import disagreements
+    found: list[dict[str, str]] = []
+    try:
+        with store.ledger.transaction():
+            sessions = set(store.ledger.sessions())
+        for session_id in sorted(sessions | set(store.session_ids())):
+            try:
+                found.extend(disagreements(store.ledger, session_id))
+            except PermissionError:
+                continue  # a session this user may not open: reported above
+    except LedgerUnavailable as exc:
+        return {"usable": False, "reason": str(exc), "disagreements": []}
+    return {"usable": True, "sessions": len(sessions), "disagreements": found}
 
 
 def _check_dir(store: Store, session_id: str, area: str, model: str | None,

@@ -29,7 +29,8 @@ OUTPUT_KEYS = ("max_chars",)
 OUTBOX_KEYS = ("max_pending_messages", "max_pending_bytes")
 # The project's agent (see cli.agent_client): "auto" uses a running one and starts one when
 # none runs, "use" never starts one, "off" never talks to one. `idle_exit`: seconds an
-# autostarted agent waits without requests (and with nothing pending) before it exits.
+# autostarted agent waits without requests and without moving a file (files pending or not)
+# before it exits.
 AGENT_MODES = ("auto", "use", "off")
 DEFAULT_AGENT = {"mode": "auto", "idle_exit": 900}
 INFINITY = float("inf")

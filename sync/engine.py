@@ -45,7 +45,8 @@ APPEND_UP_TO = 8  # a batch this small goes message by message (append_message):
 
 
 class Limits:
-    """Batch bounds and the quarantine threshold (see the README for how they were chosen)."""
+    """Batch bounds and the quarantine threshold (docs/design.md says what they are,
+    CHANGELOG.md how they were chosen)."""
 
     def __init__(self, batch_items: int = 1000, batch_bytes: int = 4 << 20,
                  quarantine_after: int = 3, sessions_in_flight: int = 4,

@@ -4,7 +4,7 @@ and what the logger answered to the steps before. No file is read and no logger 
 so the order, the barriers, the waits and how batches are cut are tested on their own
 (tests/sync/test_plan.py); sync.engine reads the files and does each step.
 
-The rules (each our decision, see README "Syncing to the logger"):
+The rules (each our decision, see docs/design.md, "Forwarding"):
 - The order the store acknowledged the files (`acknowledged_order`): messages by sequence
   number (as the store reads them, so the logger numbers them alike), events by name, each
   event before the first message written behind it; a message back-dated (`--occurred-at`)

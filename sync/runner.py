@@ -36,7 +36,7 @@ class LockBusy(Exception):
         return (f"another process (pid {self.holder}) holds this store's sync lock with "
                 f"{identity.describe(self.identity, different)}: while it holds the store, "
                 "pending files are forwarded with its configuration, not this one; this file "
-                "stays pending. If that process is the project's agent started by hand or by "
+                "stays pending. If that process is the project's watcher started by hand or by "
                 "systemd, stop it (`agent-memory agent stop`) or run it with this "
                 "configuration")
 

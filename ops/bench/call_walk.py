@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SUBPACKAGES = ("api", "cli", "integrations", "outbox", "pipeline", "sync")
+SUBPACKAGES = ("api", "cli", "integrations", "mcpserve", "outbox", "pipeline", "sync")
 OUT_ENV = "CALL_WALK_OUT"
 ROLE_ENV = "CALL_WALK_ROLE"
 SENDER = ["--sender-kind", "human", "--sender-identity", "alice", "--receiver-kind", "model",

@@ -13,8 +13,8 @@ from __future__ import annotations
 import asyncio
 import json
 
-from agent_memory.cli import mcp_tools
-from agent_memory.cli.mcp_server import build_server
+from agent_memory.mcpserve import tools as mcp_tools
+from agent_memory.mcpserve.server import build_server
 
 
 def measure(selection: str | None) -> dict[str, int]:

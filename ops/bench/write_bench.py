@@ -1,9 +1,13 @@
 """Benchmark: `agent-memory --store file write` as a whole process, against a minimal Python
 script that writes and fsyncs one JSON file. Interleaved pairs in one run, medians, ratio.
 
-    python -m ops.bench.write_bench [--pairs 30]
+    python -m ops.bench.write_bench [--pairs 30] [--other-cli PATH]
 
-Target (issue 2): ratio at most 1.5. Prints one JSON object.
+`--other-cli` interleaves a third command, the same write by another build's `agent-memory`
+(an earlier release's, to measure what a change costs the write path; in a project of its
+own), and reports it beside the others.
+
+Target: ratio at most 1.5. Prints one JSON object.
 """
 
 from __future__ import annotations
@@ -36,6 +40,8 @@ def timed(cmd: list[str], cwd: str, env: dict[str, str]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=30)
+    parser.add_argument("--other-cli", default=None,
+                        help="another build's agent-memory, timed in the same runs")
     args = parser.parse_args()
     cli = os.path.join(os.path.dirname(sys.executable), "agent-memory")
     with tempfile.TemporaryDirectory() as tmp:
@@ -48,25 +54,43 @@ def main() -> None:
         subprocess.run(["git", "init", "-q", project], check=True)
         subprocess.run([cli, "store", "init"], cwd=project, env=env, check=True,
                        stdout=subprocess.DEVNULL)
-        write = [cli, "--store", "file", "write", "--session-id", "bench", "--sender-kind",
+        other_project = os.path.join(tmp, "other")
+        if args.other_cli:
+            os.makedirs(other_project)
+            subprocess.run(["git", "init", "-q", other_project], check=True)
+            subprocess.run([args.other_cli, "store", "init"], cwd=other_project, env=env,
+                           check=True, stdout=subprocess.DEVNULL)
+        words = ["--store", "file", "write", "--session-id", "bench", "--sender-kind",
                  "human", "--sender-identity", "a", "--receiver-kind", "model",
                  "--receiver-identity", "b", "--text", "a benchmark message of a few words"]
+        write = [cli, *words]
+        other = [args.other_cli, *words] if args.other_cli else None
         minimal = [sys.executable, "-c", MINIMAL, scratch, "a benchmark message"]
         timed(write, project, env), timed(minimal, project, env)  # warm the page cache
-        cli_times, minimal_times = [], []
+        if other:
+            timed(other, other_project, env)
+        cli_times, minimal_times, other_times = [], [], []
         for _ in range(args.pairs):
             cli_times.append(timed(write, project, env))
             minimal_times.append(timed(minimal, project, env))
+            if other:
+                other_times.append(timed(other, other_project, env))
     cli_median = statistics.median(cli_times)
     minimal_median = statistics.median(minimal_times)
-    print(json.dumps({
+    report = {
         "benchmark": "write --store file vs minimal fsync script",
         "pairs": args.pairs,
         "cli_median_ms": round(cli_median * 1000, 1),
         "minimal_median_ms": round(minimal_median * 1000, 1),
         "ratio": round(cli_median / minimal_median, 2),
         "target_ratio": 1.5,
-    }))
+    }
+    if other_times:
+        other_median = statistics.median(other_times)
+        report.update(other_cli=args.other_cli, other_median_ms=round(other_median * 1000, 1),
+                      other_ratio=round(other_median / minimal_median, 2),
+                      cli_to_other=round(cli_median / other_median, 2))
+    print(json.dumps(report))
 
 
 if __name__ == "__main__":

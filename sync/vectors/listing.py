@@ -1,9 +1,9 @@
 """A session's messages and vectors as the derived index sees them, how long a directory's mtime
 stays too recent to trust, and which messages are still pending. Pure standard library (no
-numpy): the index (sync.vectors.index) and the agent's check for missing vectors
-(sync.vectors.missing) share these rules, so the two always agree on which message lacks its
-`.emb`; and a read that merges pending messages (sync.vectors.pending) learns that there are
-none without opening the index."""
+numpy). A message lacks its vector when no `.emb` of its name lies in pending or imported: the
+index's rule here, and the ledger's (outbox.ledger, which the agent's check for missing vectors,
+sync.vectors.missing, asks), so the two agree; and a read that merges pending messages
+(sync.vectors.pending) learns that there are none without opening the index."""
 
 from __future__ import annotations
 
@@ -28,11 +28,6 @@ def session_listing(store: Store, session_id: str,
                 continue
             listing.setdefault(name[: -len(parsed[2])], {}).setdefault(parsed[2], area)
     return listing
-
-
-def lacks_vector(entry: dict[str, str]) -> bool:
-    """Is this listing entry a message without its `.emb` (the index's EMB_NONE row)?"""
-    return names.MESSAGE_EXT in entry and names.VECTOR_EXT not in entry
 
 
 def pending_message_stems(store: Store, session_ids=None) -> set[str]:

@@ -1,4 +1,4 @@
-"""Is any message without its vector? Told from directory listings alone, without numpy.
+"""Is any message without its vector? Told from the ledger (outbox.ledger), without numpy.
 
 The agent's backfill (sync.agent.backfill) looks here before every backfill: the derived index
 (sync.vectors.index) would tell too, but opening it imports numpy and loads the index's arrays,
@@ -7,11 +7,13 @@ got its vector there is nothing to backfill. Only SOME opens the index (sync.vec
 which then finds exactly which messages to embed.
 
 A message lacks its vector when its `.msg` lies in the pending or imported area and no `.emb`
-of the same name lies in either (sync.vectors.listing: the index's own rule, so both agree).
+of the same name lies in either (the index's own rule, sync.vectors.listing, so both agree);
+the ledger keeps that for each message, so a look costs what lacks a vector, not what the
+sessions hold.
 When a look is prompted by new messages, one written less than FRESH_NS ago may still get its
 vector from its writer (a write embeds within its budget, inline or through the agent): that is
 FRESH, looked at again later rather than embedded twice. A session listed complete is
-remembered with its directories' mtimes, so a later look lists only the sessions whose
+remembered with its directories' mtimes, so a later look asks only about the sessions whose
 directories changed since; a directory changed less than RACY_NS before the look is not
 remembered (a file landing within the same mtime tick would not change it).
 """
@@ -21,10 +23,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from agent_memory.outbox import names
 from agent_memory.outbox.store import IMPORTED, PENDING, StoredFile
 from agent_memory.sync.vectors import statefile
-from agent_memory.sync.vectors.listing import RACY_NS, lacks_vector, session_listing
+from agent_memory.sync.vectors.listing import RACY_NS
 
 NONE, FRESH, SOME = "none", "fresh", "some"
 FRESH_NS = 2_000_000_000  # the write path's default embedding budget
@@ -52,18 +53,16 @@ class MissingVectors:
             if self._complete.get(session_id) == mtimes:
                 continue
             self._complete.pop(session_id, None)
-            listing = session_listing(self.store, session_id, dirs)
-            lacking = [(stem, entry) for stem, entry in listing.items() if lacks_vector(entry)]
-            for stem, entry in lacking:
-                if not grace or not self._fresh(session_id, stem, entry, now_ns):
+            lacking = self.store.lacking_vectors(session_id)  # the ledger: no listing
+            for message in lacking:
+                if not grace or not self._fresh(message, now_ns):
                     return SOME
                 found = FRESH
             if not lacking and all(m < now_ns - RACY_NS for m in mtimes.values()):
                 self._complete[session_id] = mtimes
         return found
 
-    def _fresh(self, session_id: str, stem: str, entry: dict[str, str], now_ns: int) -> bool:
-        message = StoredFile(session_id, entry[names.MESSAGE_EXT], stem + names.MESSAGE_EXT)
+    def _fresh(self, message: StoredFile, now_ns: int) -> bool:
         try:
             return self.store.stat(message).st_mtime_ns > now_ns - FRESH_NS
         except FileNotFoundError:

@@ -298,7 +298,7 @@ def test_the_agent_dying_mid_request_answers_file_and_loses_nothing(agent_projec
     out, err = writer.communicate(timeout=60)
     answer = json.loads(out)
     assert writer.returncode == 0 and answer["store"] == "file", (out, err)
-    assert answer["data"]["outbox"] == "pending" and "agent stopped" in answer["data"]["reason"]
+    assert answer["data"]["outbox"] == "pending" and "watcher stopped" in answer["data"]["reason"]
     wait_for(lambda: not agent_pids(project), "the killed agent gone")
     synced = project.cli("--no-agent", "sync")
     assert synced.rc == 0 and synced.data["totals"]["imported"] == 1, synced.stdout

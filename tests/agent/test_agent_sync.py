@@ -37,7 +37,7 @@ def test_sync_beside_the_agent_reports_an_outage_and_then_delivers(
             took = time.monotonic() - started
             assert down.rc == 4 and down.code == "LOGGER_UNREACHABLE", down.stdout
             assert took < 5, f"sync took {took:.1f} s with the logger down"
-            assert f"agent (pid {agent['pid']}) ran this sync" in down.stderr
+            assert f"watcher (pid {agent['pid']}) ran this sync" in down.stderr
         assert len(pending_messages(project, sid)) == 1
     finally:
         private.control.come_up("logger")
@@ -73,5 +73,5 @@ def test_sync_beside_the_agent_reports_a_refused_credential(agent_projects, tls_
         refused = project.cli("sync")
         assert refused.rc == 6 and refused.code == "CREDENTIALS_REJECTED", refused.stdout
         assert refused.out["error"]["details"]["credentials"] == "client_certificate"
-        assert f"agent (pid {agent['pid']}) ran this sync" in refused.stderr
+        assert f"watcher (pid {agent['pid']}) ran this sync" in refused.stderr
     assert project.final_files(sid)  # the open event stays pending

@@ -203,6 +203,7 @@ def test_import_is_cheap():
                           check=True)
     loaded = set(done.stdout.split())
     heavy = {"ailogger_client", "embed_client", "mcp_proxy_adapter", "agents", "langchain_core",
+             "langchain", "langgraph",
              "pydantic", "msgspec", "numpy", "mcp", "agent_memory.cli.main",
              "agent_memory.cli.parser", "agent_memory.sync.engine", "argparse"}
     assert not heavy & loaded, heavy & loaded

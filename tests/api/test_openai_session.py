@@ -16,7 +16,8 @@ import pytest
 
 pytest.importorskip("agents")
 
-from agents import Agent, RunConfig, Runner, SQLiteSession, function_tool  # noqa: E402
+from agents import (Agent, RunConfig, RunContextWrapper, Runner, SQLiteSession,  # noqa: E402
+                    function_tool)
 from agents.memory import Session  # noqa: E402
 
 from agent_memory.integrations.openai_agents import AgentMemorySession  # noqa: E402
@@ -91,6 +92,38 @@ def test_a_runner_conversation_round_trips(agent_running, unique_session_id, tmp
 
 def _user(text: str) -> dict:
     return {"role": "user", "content": text}
+
+
+def test_the_runner_hands_over_its_run_context(file_project, unique_session_id):
+    """The Runner passes its run context (`wrapper`) to a session whose four methods all take
+    it, as to the SDK's own context-aware sessions; ours take it (and leave it unused), and the
+    history is the same."""
+    handed: list = []
+
+    class Watched(AgentMemorySession):
+        async def get_items(self, limit=None, *, wrapper=None):
+            handed.append(wrapper)
+            return await super().get_items(limit, wrapper=wrapper)
+
+        async def add_items(self, items, *, wrapper=None):
+            handed.append(wrapper)
+            await super().add_items(items, wrapper=wrapper)
+
+    session = Watched(unique_session_id, project_root=file_project.root)
+    tenant = {"tenant": "acme"}
+    model = ScriptedModel([[say("Hello.", "msg_h")]])
+    asyncio.run(Runner.run(Agent(name="assistant", model=model), "Hi", session=session,
+                           context=tenant, run_config=RUN))
+    assert handed and all(w is not None and w.context is tenant for w in handed)
+    context = RunContextWrapper(context=tenant)
+
+    async def check() -> None:
+        items = await session.get_items(wrapper=context)
+        assert [i.get("role") for i in items] == ["user", "assistant"]
+        assert await session.pop_item(wrapper=context) == items[-1]
+        await session.clear_session(wrapper=context)
+        assert await session.get_items(1, wrapper=context) == []
+    asyncio.run(check())
 
 
 def test_a_batch_keeps_its_order(file_project, unique_session_id):

@@ -167,7 +167,8 @@ def _sample(annotation):
 def _typed_and_parsed(tool, arguments):
     """The Namespace a tool's call makes (no argv), and the one argparse makes of the command
     line the agent would be sent for it."""
-    from agent_memory.cli import mcp_tools, typed
+    from agent_memory.cli import typed
+    from agent_memory.mcpserve import tools as mcp_tools
     from agent_memory.cli.parser import build, command_in
     made = typed.namespace(tool.command, mcp_tools.values(tool, arguments),
                            {"store": "file", "project_root": "/p"})
@@ -180,7 +181,7 @@ def test_each_tool_makes_the_namespace_its_command_line_parses_to():
     given, and one with the required ones only, make the same parsed options as the command
     line does (a drift between the typed call and the parser is caught here, not by an
     agent)."""
-    from agent_memory.cli import mcp_tools
+    from agent_memory.mcpserve import tools as mcp_tools
     assert {t.name for t in mcp_tools.TOOLS} == TOOLS
     for tool in mcp_tools.TOOLS:
         parameters = mcp_tools.parameters(tool)
@@ -196,7 +197,8 @@ def test_a_typed_value_the_command_line_refuses_is_refused_in_its_words():
     """Values the input schema lets through but the command's checks refuse (an integer or a
     number of seconds as text, with a newline or "inf"; a choice outside the list), and the
     required options left out: the same usage error as the command line's, naming them."""
-    from agent_memory.cli import mcp_tools, typed
+    from agent_memory.cli import typed
+    from agent_memory.mcpserve import tools as mcp_tools
     from agent_memory.cli.errors import UsageError
     from agent_memory.cli.parser import build
     from agent_memory.cli.registry import INTEGER, SECONDS
@@ -533,7 +535,7 @@ def test_the_server_answers_initialize_without_the_commands_or_the_fleet_clients
     with open(scratch / "mcp-server.err") as handle:
         imported = {line.rsplit("|", 1)[-1].strip() for line in handle
                     if line.startswith("import time:")}
-    assert {"mcp.server.mcpserver", "agent_memory.cli.mcp_tools"} <= imported
+    assert {"mcp.server.mcpserver", "agent_memory.mcpserve.tools"} <= imported
     assert not imported & {"ailogger_client", "embed_client", "msgspec", "numpy",
                            "agent_memory.cli.write_cmd", "agent_memory.cli.read_cmd"}
 

@@ -18,8 +18,8 @@ from mcp.shared.exceptions import MCPError
 from amtest import make_project, message_args, open_args
 from test_mcp import call, mcp_session
 
-from agent_memory.cli import mcp_tools
-from agent_memory.cli.mcp_server import build_server
+from agent_memory.mcpserve import tools as mcp_tools
+from agent_memory.mcpserve.server import build_server
 
 
 def listed(selection: str | None = None) -> list[dict]:

@@ -1,5 +1,5 @@
 """`agent-memory mcp` on every kind of standard input and output a client may give it: pipes
-and sockets (read and written by the server's event loop, cli.mcp_stdio), and plain files (the
+and sockets (read and written by the server's event loop, mcpserve.stdio), and plain files (the
 SDK's own transport). Each answers the protocol on stdout alone, takes long lines whole, and
 leaves the descriptors it shares with its client as it found them."""
 

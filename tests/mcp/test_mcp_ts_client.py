@@ -16,7 +16,7 @@ import pytest
 
 from amtest import CLI, make_project
 
-from agent_memory.cli import mcp_tools
+from agent_memory.mcpserve import tools as mcp_tools
 
 CLIENT_DIR = os.path.join(os.path.dirname(__file__), "ts_client")
 

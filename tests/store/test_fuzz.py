@@ -15,11 +15,12 @@ import sys
 from hypothesis import HealthCheck, assume, event, given, settings, strategies as st
 
 from amtest import git_init
+from agent_memory.cli.exit_codes import TABLE
 from agent_memory.outbox import records
 from agent_memory.outbox.store import Store
 from agent_memory.outbox.verify import verify
 
-DOCUMENTED_EXIT_CODES = set(range(0, 9))
+DOCUMENTED_EXIT_CODES = {row.code for row in TABLE}
 # A valid command line per command; the fuzzer breaks values and adds options to it.
 BASE = {
     "write": ["write", "--session-id", "s1", "--sender-kind", "human", "--sender-identity",

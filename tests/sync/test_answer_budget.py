@@ -247,7 +247,7 @@ def test_search_pages_within_the_budget_and_nothing_is_dropped(long_session):
     for budget in (None,):
         found, offset = [], 0
         while len(found) < len(reference):
-            data = budgeted(project, budget, *query, "--page-offset", str(offset)).data
+            data = budgeted(project, budget, *query, "--offset", str(offset)).data
             found += [m["message"]["message_id"] for m in data["matches"]]
             assert data["more"]
             offset = data["next_offset"]

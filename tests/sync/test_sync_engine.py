@@ -59,12 +59,23 @@ def test_nothing_pending_returns_without_the_fleet(synced_project):
     assert result.stderr == ""
 
 
-def test_sync_without_a_logger_configured_is_exit_4(tmp_path):
+def test_sync_without_a_logger_configured_is_not_an_outage(tmp_path):
+    """A file-store-only project's cron `sync` exits 0: the answer says no logger is configured,
+    nothing was forwarded, and what waits; the files stay where they are. (`sync --watch`, a
+    service that cannot forward, still fails: exit 4.)"""
     project = make_project(tmp_path)
-    write_offline(project, "s1", 1)
+    write_offline(project, "s1", 2)
     result = project.cli("sync")
-    assert result.rc == 4 and result.code == "LOGGER_UNREACHABLE"
-    assert len(project.final_files("s1")) == 1
+    assert result.rc == 0 and result.out["store"] == "file", result.stdout
+    assert result.data["skipped"] is True and result.data["logger_configured"] is False
+    assert "no logger is configured" in result.data["reason"]
+    assert "nothing was forwarded" in result.data["reason"]
+    assert result.data["pending"] == {"messages": 2, "events": 0}
+    assert len(project.final_files("s1")) == 2
+    assert project.cli("import").rc == 0  # the alias
+    watch = project.cli("sync", "--watch")
+    assert watch.rc == 4 and watch.code == "LOGGER_UNREACHABLE"
+    assert "no logger is configured" in watch.out["error"]["message"]
 
 
 def test_unreachable_logger_is_exit_4_and_nothing_moves(tmp_path, offline_config):

@@ -54,7 +54,7 @@ def test_local_working_set_and_search_offline(synced_project, unique_session_id)
     assert first["session_id"] == sid and first["project_id"] == "vproj"
     assert "ranking" not in found.data
     rest = p.cli("--store", "file", "search", "--query", "cat", "--scope", "session",
-                 "--target", sid, "--page-offset", "2").data
+                 "--target", sid, "--offset", "2").data
     assert rest["more"] is False and rest["next_offset"] is None and len(rest["matches"]) == 1
     unknown = p.cli("--store", "file", "search", "--query", "cat", "--scope", "session",
                     "--target", "t-nowhere")
@@ -98,7 +98,7 @@ def test_closest_group_agrees_with_the_logger_after_import(synced_project, uniqu
 
     anchors = (["--anchor-text", "cat garden rain"], ["--anchor-message-id", ids[2]],
                ["--anchor-message-id", ids[0]])
-    searches = ([], ["--sender-kind", "tool"], ["--page-size", "3", "--page-offset", "2"])
+    searches = ([], ["--sender-kind", "tool"], ["--page-size", "3", "--offset", "2"])
     for mode in ("resolved", "full"):
         for anchor in (anchors if mode == "resolved" else anchors[2:]):
             local, remote = _compare(p, ["working-set", "--session-id", sid, *anchor,

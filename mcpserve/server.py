@@ -1,5 +1,5 @@
-"""The MCP server of `agent-memory mcp` (cli.mcp_cmd): the official SDK's MCPServer with a tool
-per tool of the command registry (cli.commands, typed by cli.mcp_tools). A tool's input schema
+"""The MCP server of `agent-memory mcp` (mcpserve.command): the official SDK's MCPServer with a tool
+per tool of the command registry (cli.commands, typed by mcpserve.tools). A tool's input schema
 is its typed parameters, its output schema the command's `data` and `store`, and every failure it
 anticipates is a tool error (`isError`) whose text is one JSON object."""
 
@@ -16,8 +16,8 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
-from agent_memory.cli import mcp_tools
-from agent_memory.cli.mcp_schemas import output_schema
+from agent_memory.mcpserve import tools as mcp_tools
+from agent_memory.mcpserve.schemas import output_schema
 from agent_memory.cli.parser import VERSION
 
 INSTRUCTIONS = (
@@ -42,7 +42,7 @@ class Answer(BaseModel):
 
 class CliTool(Tool):
     """The SDK's Tool, whose every anticipated failure is one JSON object: the command's error
-    (cli.mcp_tools.error_text) as it is, and arguments that do not match the input schema as a
+    (mcpserve.tools.error_text) as it is, and arguments that do not match the input schema as a
     usage error (nothing was run). The SDK would put "Error executing tool NAME: " before the
     first, and pydantic's report in place of the second; and it would ignore an argument the
     tool does not take, where a misspelt option must not pass unnoticed."""
@@ -80,12 +80,13 @@ class Server(MCPServer):
         raise MCPError(INVALID_PARAMS, f"Unknown prompt: {name} (this server has none)")
 
     async def read_resource(self, uri, context=None):
-        raise MCPError(INVALID_PARAMS, f"Unknown resource: {uri} (this server has none)")
+        raise MCPError(INVALID_PARAMS, f"Unknown resource: {uri} (this server has none)",
+                       data={"uri": str(uri)})
 
 
 def build_server(call, tools: list[mcp_tools.Tool] | None = None) -> MCPServer:
-    """The server: each tool of `tools` (cli.mcp_tools.TOOLS unless a subset is given) runs
-    its command through `await call(ctx, tool, arguments)` (cli.mcp_cmd.Runner.call)."""
+    """The server: each tool of `tools` (mcpserve.tools.TOOLS unless a subset is given) runs
+    its command through `await call(ctx, tool, arguments)` (mcpserve.command.Runner.call)."""
     built = []
     for spec in (mcp_tools.TOOLS if tools is None else tools):
         made = CliTool.from_function(
@@ -124,27 +125,6 @@ def input_schema(generated: dict[str, Any]) -> dict[str, Any]:
     if generated.get("required"):
         schema["required"] = list(generated["required"])
     return schema
-
-
-async def serve(server: MCPServer) -> None:
-    """Serve over stdio until the client goes away: stdin at its end, or its end of stdout
-    closed (the SDK's writer then meets a broken pipe: nobody reads any more, which is the
-    client leaving, not a failure). A call already running completes first: its command runs
-    in a worker thread that cancellation waits for (cli.mcp_cmd.Runner.call). The wire is read
-    and written by the loop itself where it is a pipe or a socket (cli.mcp_stdio)."""
-    from agent_memory.cli import mcp_stdio
-    try:
-        if not mcp_stdio.wired():
-            await server.run_stdio_async()
-            return
-        from mcp.server.stdio import stdio_server
-        lowlevel = server._lowlevel_server
-        async with mcp_stdio.streams() as (lines, answers):
-            async with stdio_server(lines, answers) as (read_stream, write_stream):
-                await lowlevel.run(read_stream, write_stream,
-                                   lowlevel.create_initialization_options())
-    except* (BrokenPipeError, ConnectionResetError):
-        pass
 
 
 def _tool_function(spec: mcp_tools.Tool, call):

@@ -1,23 +1,24 @@
-"""`agent-memory mcp`: the CLI's commands as Model Context Protocol tools over stdio, on the
-official `mcp` SDK (cli.mcp_server), imported by this command only.
+"""The MCP server's tool calls (mcpserve.command), whatever the transport: each runs the CLI's
+own code path (cli.perform) on the command its tool declares (cli.commands), its arguments
+checked as the command line checks them and made the command's parsed options directly
+(cli.typed: no argv, no parse), in a worker thread, one call at a time (the CLI's code assumes
+one command per process at a time). So a tool answers what the command prints: a `write` lands
+in the outbox first, served commands go through the project's agent, and a command that found
+no agent starts one, as on the command line. The server's global options (`--config`,
+`--store`, `--project-root`, `--no-agent`) go into every call. Without `--project-root`, the
+project is the client's first root (its git top level, as for a working directory) where the
+client offers roots, else the server's working directory.
 
-Each tool call is the CLI's own code path (cli.perform) on the command its tool declares
-(cli.commands), its arguments checked as the command line checks them and made the command's
-parsed options directly (cli.typed: no argv, no parse), in a worker thread, one call at a time
-(the CLI's code assumes one command per process at a time). So a tool answers what the command
-prints: a `write` lands in the outbox first, served commands go through the project's agent,
-and a command that found no agent starts one, as on the command line. The server's global
-options (`--config`, `--store`, `--project-root`, `--no-agent`) go into every call. Without
-`--project-root`, the project is the client's first root (its git top level, as for a working
-directory) where the client offers roots, else the working directory's.
-
-stdout carries the protocol alone (the SDK points fd 1 at stderr while it serves, so a stray
-print or a child's output cannot reach it); logs go to stderr, and so does the command's
-closing answer (cli.main).
+Calls from many clients at once (streamable HTTP) queue for their turn; a call the client
+cancels or leaves is the "may have landed" case of a command killed mid-way: once its command
+started it runs to its end (cancellation waits for the worker thread), and a retry with the
+same `message_id` finds it. A server told to stop (`stop`) refuses calls that had not begun
+and waits for those that had (`drain`).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -25,36 +26,9 @@ from typing import Any
 
 import anyio
 
-from agent_memory.cli import mcp_tools
+from agent_memory.mcpserve import tools as mcp_tools
 
-
-def run(ctx, args) -> tuple[dict[str, Any], str]:
-    try:
-        tools = mcp_tools.selected(args.tools)
-    except ValueError as exc:
-        from agent_memory.cli.errors import UsageError
-        raise UsageError(str(exc), field="--tools") from None
-    from agent_memory.cli.mcp_server import build_server, serve
-    from agent_memory.cli.warm import Warm
-    # the server's calls share one holder: the configuration, the stores, the identity stay warm
-    runner = Runner(global_values(args), root_given=args.project_root is not None, warm=Warm())
-    try:
-        anyio.run(serve, build_server(runner.call, tools))
-    except KeyboardInterrupt:
-        pass
-    # Everything the server loaded lives until the process ends: frozen, the interpreter's
-    # last collections skip it, and the client that left sees the process gone at once
-    # (finalizing the SDK's, pydantic's and the commands' objects took 0.3 to 0.5 s).
-    import gc
-    gc.freeze()
-    return {"calls": runner.calls}, "file"
-
-
-def global_values(args) -> dict[str, Any]:
-    """The server's global options, for every call."""
-    root = args.project_root
-    return {"config": args.config, "store": args.store, "no_agent": args.no_agent,
-            "project_root": None if root is None else os.path.abspath(root)}
+STOPPING = 130  # the exit code of a command stopped before it ran, as a shell's (cli.perform)
 
 
 class Runner:
@@ -65,20 +39,31 @@ class Runner:
         self.warm = warm  # cli.warm.Warm: what the calls keep between them
         self.root_given = root_given
         self.calls = 0
+        self.refused = 0  # calls that arrived after `stop`: not run
         self._lock = anyio.Lock()
+        self._stopping = False
+        self._active = 0  # calls begun and not yet answered
 
     async def call(self, ctx, tool, arguments: dict[str, Any]) -> dict[str, Any]:
         from mcp.server.mcpserver.exceptions import ToolError
-        given = dict(self.global_values)
-        if not self.root_given:
-            root = await client_root(ctx)
-            if root is not None:
-                given["project_root"] = root
-        async with self._lock:
-            rc, envelope = await anyio.to_thread.run_sync(self._run, tool, arguments, given)
+        if self._stopping:
+            self.refused += 1
+            raise ToolError(stopping_text())
+        self._active += 1
+        try:
+            given = dict(self.global_values)
+            if not self.root_given:
+                root = await client_root(ctx)
+                if root is not None:
+                    given["project_root"] = root
+            async with self._lock:
+                rc, envelope = await anyio.to_thread.run_sync(self._run, tool, arguments, given)
+        finally:
+            self._active -= 1
         envelope = utf8(envelope)
         if envelope.get("success"):
-            return mcp_tools.answer(envelope)
+            from agent_memory.cli.budget_apply import tool_answer
+            return tool_answer(envelope)
         raise ToolError(mcp_tools.error_text(rc, envelope))
 
     def _run(self, tool, arguments: dict[str, Any], given: dict[str, Any]
@@ -87,6 +72,24 @@ class Runner:
         leaves can cancel the call before its thread does, and it then never ran)."""
         self.calls += 1
         return run_tool(tool, arguments, given, self.warm)
+
+    def stop(self) -> None:
+        """From now on, refuse every call that has not begun (safe from a signal handler: it
+        only sets a flag the event loop's thread reads)."""
+        self._stopping = True
+
+    async def drain(self, poll: float = 0.02) -> None:
+        """Return once no call that had begun is still running (after `stop`, none begins)."""
+        while self._active:
+            await anyio.sleep(poll)
+
+
+def stopping_text() -> str:
+    """A call refused because the server is stopping, as a command's error (nothing ran)."""
+    return json.dumps({"code": "SERVER_STOPPING",
+                       "message": "the MCP server is stopping: this call was not run (nothing "
+                                  "was written); call again once the server is back",
+                       "exit_code": STOPPING, "meaning": "interrupted before it ran"})
 
 
 def run_tool(tool, arguments: dict[str, Any], global_values: dict[str, Any], warm=None
@@ -125,9 +128,14 @@ def _reap_children() -> None:
 
 async def client_root(ctx) -> str | None:
     """The project from the client's roots: the first local directory among them, taken as a
-    working directory is (its git top level, else itself); None when the client offers none."""
+    working directory is (its git top level, else itself); None when the client offers none.
+    A client of protocol 2026-07-28 is never asked: roots are deprecated there, and a server
+    sends no request of its own on a call's stream."""
     capabilities = ctx.client_capabilities
     if capabilities is None or capabilities.roots is None:
+        return None
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
         return None
     import warnings
     from urllib.parse import unquote, urlparse

@@ -1,4 +1,4 @@
-"""The MCP server's stdin and stdout, read and written by its event loop (cli.mcp_server.serve).
+"""The MCP server's stdin and stdout, read and written by its event loop (serve, below).
 
 The SDK's stdio transport reads each line in a worker thread, and writes and flushes each
 answer in two more: three hand-offs between threads per call, about 0.85 ms of a 15 ms `write`
@@ -102,3 +102,23 @@ async def streams():
                 os.set_blocking(fd, given[fd])  # the client, or a shell, may share it
             os.dup2(fd, std)
             os.close(fd)
+
+
+async def serve(server) -> None:
+    """Serve over stdio until the client goes away: stdin at its end, or its end of stdout
+    closed (the SDK's writer then meets a broken pipe: nobody reads any more, which is the
+    client leaving, not a failure). A call already running completes first: its command runs
+    in a worker thread that cancellation waits for (mcpserve.calls.Runner.call). The wire is read
+    and written by the loop itself where it is a pipe or a socket (streams, above)."""
+    try:
+        if not wired():
+            await server.run_stdio_async()
+            return
+        from mcp.server.stdio import stdio_server
+        lowlevel = server._lowlevel_server
+        async with streams() as (lines, answers):
+            async with stdio_server(lines, answers) as (read_stream, write_stream):
+                await lowlevel.run(read_stream, write_stream,
+                                   lowlevel.create_initialization_options())
+    except* (BrokenPipeError, ConnectionResetError):
+        pass

@@ -1,11 +1,11 @@
-"""The MCP server's tools (cli.mcp_cmd), read from the command registry (cli.commands): each
+"""The MCP server's tools (mcpserve.command), read from the command registry (cli.commands): each
 tool's typed parameters are options of its command, their types and choices those the command
 declares. The server runs the command from those values by the CLI's own code (cli.typed,
 cli.perform), so a tool answers exactly what the command prints: its `data` and `store`, or its
 error with the exit code's meaning.
 
 A tool for a new command is its `Tool(...)` in the command's entry of cli.commands (and its
-output schema in cli.mcp_schemas)."""
+output schema in mcpserve.schemas)."""
 
 import inspect
 import json
@@ -81,8 +81,11 @@ def _object_or_text(schema: dict[str, Any]) -> None:
     """A free-form object is advertised as its JSON text (a string) or null: strict-schema
     converters refuse an object whose properties are not declared. An object is accepted
     too."""
+    description = schema.get("description")
     schema.clear()
     schema.update({"type": ["string", "null"], "default": None})
+    if description:
+        schema["description"] = description
 
 
 def json_object(description: str) -> Any:
@@ -94,11 +97,6 @@ def json_object(description: str) -> Any:
 
 def required(kind: Any, description: str) -> Any:
     return Annotated[kind, Field(description=description)]
-
-
-def answer(envelope: dict[str, Any]) -> dict[str, Any]:
-    """A successful command's answer as the tool's result: its `data` and `store`."""
-    return {"store": envelope["store"], "data": envelope["data"]}
 
 
 def error_text(exit_code: int, envelope: dict[str, Any]) -> str:
@@ -139,13 +137,20 @@ def _kind(option: Option) -> Any:
     return _TYPES.get(option.kind, str)
 
 
+def _with_default(option: Option) -> str:
+    """An option's help as a tool argument's description: with its default, which the model
+    cannot read anywhere else (its values are the schema's enum)."""
+    shown = option.shown_default()
+    return option.help if shown is None else f"{option.help} (default {shown})"
+
+
 def parameters(tool: Tool) -> list[inspect.Parameter]:
     """The tool's typed parameters (its input schema): the options it names, each required or
     optional as the tool says (else as the command does), and a read's budget, `max_chars`."""
     made = []
     for param in tool.params:
         option = tool.command.option(param.name)
-        described = param.help or option.help
+        described = param.help or _with_default(option)
         needed = option.required if param.required is None else param.required
         if option.kind == JSON:  # a free-form object: always optional
             annotation, needed = json_object(described), False
