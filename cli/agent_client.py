@@ -11,12 +11,21 @@ never pays their import (about 0.6 to 0.9 s) in the CLI process:
   logger call (`call`).
 - `read`, `get`, `sessions`, `search`, `working-set` and `status --probe` are run by the agent
   (`serve`): the same code, so the same bytes on stdout and the same exit code.
-- Nothing answers at the socket (none, or a killed agent's stale socket): the command runs
-  inline as before, then, in mode "auto", starts an agent in the background for the next ones
-  (`after_command`): its own session, stdin from /dev/null, stdout and stderr to
-  `.agent-memory/.agent.log`, never the caller's pipes. `.agent-memory/.agent.lock` decides
-  who starts it: the starter takes it without waiting and hands it to the agent, which holds it
-  for its life, so concurrent first calls start exactly one.
+- Nothing answers at the socket (none, or a killed agent's stale socket): in mode "auto" an
+  agent is started in the background: its own session, stdin from /dev/null, stdout and
+  stderr to `.agent-memory/.agent.log`, never the caller's pipes. `.agent-memory/.agent.lock`
+  decides who starts it: the starter takes it without waiting and hands it to the agent,
+  which holds it for its life, so concurrent first calls start exactly one.
+- An agent's start (the interpreter, the fleet client's import: half a second to a second or
+  two on a loaded machine) is never paid by a command, nor doubled by commands importing
+  the fleet client themselves meanwhile (`while_starting`). A `write` or `session` command
+  whose file no agent answered for leaves it to the agent that is starting, or starts one
+  now: it answers at once, the file pending and safe in the outbox, saying so; the agent's
+  first round forwards it. A command the agent runs for it (a read, a `--store logger` call)
+  waits for the starting agent instead. An agent that does not come up within
+  STARTING_GRACE, or whose last start failed (it exited before it ever served), is not
+  counted on: the command works inline as before and says why, then starts a new agent
+  after its answer (`after_command`), as does a read that found no agent at all.
 
 Modes, first found wins: `--no-agent` (off), `$AGENT_MEMORY_AGENT`, the configuration's
 `agent.mode`; "auto" (default) uses and starts, "use" only uses a running one, "off" neither.
@@ -52,6 +61,8 @@ ENV_MODE = lifecycle.MODE_ENV
 MODES = ("auto", "use", "off")
 CONNECT_TIMEOUT = channel.CONNECT_TIMEOUT
 RUN_TIMEOUT = 300.0
+STARTING_GRACE = 10.0  # seconds an agent may take to come up before commands stop counting on it
+STARTING_POLL = 0.02  # seconds between two looks at a starting agent's socket
 HANDOVER_WAIT = 15.0  # seconds an agent handing over gets to finish its batch and exit
 
 
@@ -100,6 +111,8 @@ def _asked(ctx, op: str, timeout: float, **fields: Any) -> dict[str, Any] | None
     if identity is None:
         return None
     answer = ask(identity["store"], identity, op, fields, timeout)
+    if answer is None and op != "deliver":  # a read or a call: worth a wait, not an import
+        answer = _when_up(identity, op, fields, timeout)
     if answer is None:
         ctx.agent_wanted = True
         return None
@@ -107,6 +120,70 @@ def _asked(ctx, op: str, timeout: float, **fields: Any) -> dict[str, Any] | None
         _declined(ctx, identity["store"], answer)
         return None
     return answer
+
+
+def _starting(store_path: str) -> dict | None:
+    """The agent being started for this store ({"pid", "started"}), while it may still come
+    up (within STARTING_GRACE of its start); None when none is, or it is overdue."""
+    import time
+    started = lifecycle.starting(store_path)
+    if started is None:
+        return None
+    if started["started"] is not None and time.time() - started["started"] > STARTING_GRACE:
+        return None
+    return started
+
+
+def _when_up(identity: dict[str, Any], op: str, fields: dict[str, Any],
+             timeout: float) -> dict[str, Any] | None:
+    """The answer of an agent that is starting, asked again every STARTING_POLL seconds until
+    it answers (None when none is starting, or it exits or is overdue first)."""
+    import time
+    store_path = identity["store"]
+    deadline = time.monotonic() + STARTING_GRACE
+    while _starting(store_path) is not None and time.monotonic() < deadline:
+        time.sleep(STARTING_POLL)
+        answer = ask(store_path, identity, op, fields, timeout)
+        if answer is not None:
+            return answer
+    return None
+
+
+def while_starting(ctx, file):
+    """No agent answered for the file this `write` or `session` command appended: its
+    Delivery, pending at once, when an agent is starting (or this command starts one now)
+    and will forward it; None to forward it here (mode "use" with none starting, an agent
+    overdue or whose last start failed, one that cannot be started: said on stderr)."""
+    if not ctx.agent_wanted:
+        return None
+    from agent_memory.sync import delivery
+    store_path = ctx.store().path
+    started = _starting(store_path)
+    if started is None:
+        if not will_start(ctx):
+            return None
+        from agent_memory.sync.lock import SyncLock
+        if SyncLock(store_path).holder() is not None:  # a watcher started by hand, not
+            return None  # listening yet, or a one-shot sync: asked again within --wait
+        import sys
+        failed = lifecycle.failed_start(store_path)
+        if failed is not None:
+            sys.stderr.write(f"agent-memory: note: {failed}; this command forwards its file "
+                             "itself, then starts the agent again\n")
+            return None
+        try:
+            channel.socket_path(store_path)  # an agent that could not listen would serve nobody
+            pid = start(ctx)
+        except Exception as exc:  # noqa: BLE001 - the command forwards it itself, and says why
+            ctx.agent_wanted = False
+            sys.stderr.write(f"agent-memory: note: could not start the project's agent "
+                             f"({exc}); this command forwards its file itself\n")
+            return None
+        started = {"pid": pid} if pid is not None else (lifecycle.starting(store_path) or {})
+    ctx.agent_wanted = False
+    who = f" (pid {started['pid']})" if started.get("pid") else ""
+    return delivery.pending(f"the project's agent{who} is starting; it forwards this file "
+                            "as soon as it is up (the file is safe in the outbox)")
 
 
 def _declined(ctx, store_path: str, answer: dict[str, Any], wait: bool = True) -> None:

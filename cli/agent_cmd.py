@@ -28,7 +28,11 @@ def agent_status(store_path: str, ctx: Context | None = None) -> dict[str, Any]:
     answer = _ping(store_path)
     if answer is None:
         path = channel.socket_path(store_path)
-        return {"running": False, "socket": path, "stale_socket": os.path.lexists(path)}
+        shown = {"running": False, "socket": path, "stale_socket": os.path.lexists(path)}
+        starting = lifecycle.starting(store_path)
+        if starting is not None and starting["pid"] is not None:  # it answers once it is up
+            shown.update(starting=True, pid=starting["pid"])
+        return shown
     shown = {"running": True, **{k: v for k, v in answer.items() if k != "ok"}}
     mine = _identity(store_path, ctx)
     if mine is not None:
@@ -78,13 +82,23 @@ def run(ctx: Context, args) -> tuple[dict[str, Any], str]:
                        f"{os.path.join(store_path, channel.LOG_NAME)})",
                        code="AGENT_NOT_STARTED")
     answer = _ping(store_path)  # stop
-    if answer is None:
-        return {"running": False, "stopped": False}, "file"
-    pid = answer["pid"]
-    try:
-        channel.ask(store_path, {"protocol": channel.PROTOCOL}, "stop", {}, timeout=5.0)
-    except channel.AgentLost:
-        pass  # it went away on its own
+    if answer is not None:
+        pid = answer["pid"]
+        try:
+            channel.ask(store_path, {"protocol": channel.PROTOCOL}, "stop", {}, timeout=5.0)
+        except channel.AgentLost:
+            pass  # it went away on its own
+    else:  # an agent still starting does not answer yet: it is stopped by SIGTERM, as it
+        # would stop on its socket's request (before its handlers are in place, it just exits)
+        starting = lifecycle.starting(store_path)
+        pid = starting["pid"] if starting is not None else None
+        if pid is None or not lifecycle.alive(pid):
+            return {"running": False, "stopped": False}, "file"
+        import signal
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
     while lifecycle.alive(pid):
         if time.monotonic() >= deadline:
             raise CliError(f"the agent (pid {pid}) did not exit within {args.timeout} s",

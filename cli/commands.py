@@ -194,7 +194,8 @@ WRITE = Command("write", "record one message (text from --text or stdin)", (
            help="a JSON object kept verbatim with the message"),
     Option("--wait", SECONDS, default=1.0, metavar="SECONDS",
            help="how long to wait for the logger's confirmation, through the project's "
-                "watcher or for the sync lock inline (0: hand it over without waiting)"),
+                "watcher or for the sync lock inline (0: hand it over without waiting; a watcher "
+                "still starting takes it at once)"),
     Option("--embed-budget", SECONDS, metavar="SECONDS", env="AGENT_MEMORY_EMBED_BUDGET",
            default_text="2 (0 with --store file)",
            help="how long the embedder may take to give the message's vector (0: leave it to "

@@ -35,7 +35,9 @@ def forward(ctx: Context, file: StoredFile, file_answer: dict[str, Any], wait: f
 def deliver(ctx: Context, file: StoredFile, wait: float, embed_budget: float = 0.0,
             embed_inline: Callable[[], Any] | None = None) -> Delivery:
     """What became of `file`: the agent forwards it when one answers (and embeds it within
-    `embed_budget`); else `embed_inline()` and this process forwards it. When the sync lock
+    `embed_budget`), or will once it is up when one is starting (or is started now: the
+    answer is then pending at once, cli.agent_client.while_starting); else `embed_inline()`
+    and this process forwards it. When the sync lock
     turns out held, the agent is asked again and the lock tried again until `wait` runs out
     (`_while_held`): an agent started meanwhile (by the command before this one) takes the lock
     a moment before it listens on its socket, and a loaded machine can stretch that moment.
@@ -45,6 +47,8 @@ def deliver(ctx: Context, file: StoredFile, wait: float, embed_budget: float = 0
     would make the first write slower than the inline path it replaces."""
     from agent_memory.cli import agent_client
     delivered = agent_client.deliver(ctx, file, wait, embed_budget)
+    if delivered is None:  # none answered: one starting (or started now) forwards it
+        delivered = agent_client.while_starting(ctx, file)
     if delivered is not None:
         return delivered
     from agent_memory.sync.runner import LockBusy, deliver as inline  # asyncio: not before

@@ -33,6 +33,7 @@ OUTBOX_KEYS = ("max_pending_messages", "max_pending_bytes")
 # before it exits.
 AGENT_MODES = ("auto", "use", "off")
 DEFAULT_AGENT = {"mode": "auto", "idle_exit": 900}
+INFINITY = float("inf")
 PROTOCOLS = ("http", "https", "mtls")
 DEFAULT_EMBEDDING_MODEL = {"model": "BAAI/bge-m3", "dimension": 1024}
 REDACTED = "***"
@@ -198,7 +199,9 @@ def _agent_section(section: Any) -> list[str]:
     if mode not in AGENT_MODES:
         problems.append(f"agent.mode must be one of {', '.join(AGENT_MODES)}, got {mode!r}")
     idle = section.get("idle_exit", DEFAULT_AGENT["idle_exit"])
-    if not isinstance(idle, (int, float)) or isinstance(idle, bool) or not idle > 0:
+    # finite: JSON's 1e400 reads as infinity, which the agent's --idle-exit refuses, so every
+    # agent started would exit at once
+    if not isinstance(idle, (int, float)) or isinstance(idle, bool) or not 0 < idle < INFINITY:
         problems.append(f"agent.idle_exit must be a number of seconds above 0, got {idle!r}")
     return problems
 

@@ -4,9 +4,11 @@ decide (pure, tested on its own); this reads the files for it, does each step it
 through the logger link (the port: `call` one command, `import_batch`; each event's command
 from sync.events), and keeps the books (confirm, move, count refusals, quarantine).
 
-Per session, in name (time) order: session events are barriers (the batch before an event is
-sent first, then the event); messages go in batches through `messages_import` (a batch of one
-goes through `append_message`, whose answer also carries the logger's sequence number).
+Per session, in the order the store acknowledged the files (sync.plan.acknowledged_order:
+messages as the store numbers them, so the logger numbers them alike): session events are
+barriers (the batch before an event is sent first, then the event); messages go in batches
+through `messages_import` (a batch of up to APPEND_UP_TO goes message by message through
+`append_message`, whose answer also carries the logger's sequence number).
 Confirmation is per item: a confirmed item's `.msg` and `.emb` move to `.imported/`; a refused
 item stays pending with the logger's reason and, after `quarantine_after` refusals across runs,
 moves to `.quarantine/` with a reason file. Messages that relate to or correct a refused
@@ -37,6 +39,9 @@ from agent_memory.sync.forgetting import (FORGETTING, complete, forwarding_of_fo
 from agent_memory.sync import events, plan
 from agent_memory.sync.links.logger import LoggerLink
 from agent_memory.sync.state import SyncState
+
+
+APPEND_UP_TO = 8  # a batch this small goes message by message (append_message): see _send
 
 
 class Limits:
@@ -211,10 +216,12 @@ class SyncEngine:
         when from what the files say and the logger answered; this does each step."""
         files = self.store.files(session_id, None, (PENDING,))
         vectors = {f.item_id: f for f in files if f.name.endswith(names.VECTOR_EXT)}
-        opens = self._pending_opens(files)
-        files = self._in_written_order(files, opens)
+        events = self._pending_events(files)
+        opens = {name: event for name, event in events.items()
+                 if event is not None and event.event == "open"}
+        files = self._acknowledged_order(files, events)
         steps = plan.session_steps(
-            self._entries(files, opens), batch_items=self.limits.batch_items,
+            self._entries(files, events), batch_items=self.limits.batch_items,
             batch_bytes=self.limits.batch_bytes, prior=self._refused_open(session_id, opens),
             held=lambda item_id: self.state.refused_within(item_id,
                                                            self.limits.refused_holdoff))
@@ -228,14 +235,14 @@ class SyncEngine:
         self._settle_orphan_vectors(session_id, vectors, report)
         self._commit_moves()
 
-    def _entries(self, files: list[StoredFile], opens: dict[str, Any]):
+    def _entries(self, files: list[StoredFile], events: dict[str, Any]):
         """The session's pending messages and events as the plan sees them, read one at a
         time as the plan asks (a large drain keeps only a batch in memory)."""
         for file in files:
             if file.name.endswith(names.VECTOR_EXT):
                 continue
             if file.name.endswith(names.EVENT_EXT):
-                event, broken = opens.get(file.name), None
+                event, broken = events.get(file.name), None
                 if event is None:
                     event, broken = self._read(file, "event")
                     if event is None and broken is None:
@@ -282,38 +289,34 @@ class SyncEngine:
                                    "waits_for": step.waits_for})
         return None
 
-    # --- the session's open as a barrier ---------------------------------------------------------
-    def _pending_opens(self, files: list[StoredFile]) -> dict[str, Any]:
-        """The pending `open` events among `files`, decoded, by file name."""
+    # --- the order, and the session's open as a barrier -----------------------------------------
+    def _pending_events(self, files: list[StoredFile]) -> dict[str, Any]:
+        """The pending events among `files`, decoded, by file name (None: it cannot be read;
+        _entries reads it again and the plan sets it aside)."""
         from agent_memory.outbox import records
-        opens = {}
+        events = {}
         for file in files:
             if not file.name.endswith(names.EVENT_EXT):
                 continue
             try:
-                event = self.store.load(file, "event")
+                events[file.name] = self.store.load(file, "event")
             except (OSError, records.RecordError):
-                continue  # _apply_event sets it aside
-            if event.event == "open":
-                opens[file.name] = event
-        return opens
+                events[file.name] = None
+        return events
 
-    def _in_written_order(self, files: list[StoredFile],
-                          opens: dict[str, Any]) -> list[StoredFile]:
-        """`files` in the order they go (sync.plan.in_written_order: a message back-dated to
-        before a pending open written before it goes right after that open)."""
-        if not opens:
-            return files
-
-        def written_at(name: str) -> str | None:
-            record, _broken, _size = self._read_message(StoredFile(files[0].session_id,
-                                                                   PENDING, name))
-            return record.written_at if record is not None else None
-        by_name = {f.name: f for f in files}
-        ordered = plan.in_written_order([f.name for f in files],
-                                        {name: e.occurred_at for name, e in opens.items()},
-                                        written_at)
-        return [by_name[name] for name in ordered]
+    def _acknowledged_order(self, files: list[StoredFile],
+                            events: dict[str, Any]) -> list[StoredFile]:
+        """`files` (vectors left out) in the order they go: the order the store acknowledged
+        them (sync.plan.acknowledged_order), from each message's sequence number and write
+        time (sync.acknowledged) and each event's kind and moment."""
+        from agent_memory.sync.acknowledged import acknowledged
+        kept = [f for f in files if not f.name.endswith(names.VECTOR_EXT)]
+        numbers = acknowledged(self.store, [f for f in kept if f.name.endswith(names.MESSAGE_EXT)])
+        moments = {name: (getattr(event, "event", None), getattr(event, "occurred_at", None))
+                   for name, event in events.items()}
+        by_name = {f.name: f for f in kept}
+        return [by_name[name] for name in plan.acknowledged_order(
+            [f.name for f in kept], moments, numbers)]
 
     def _refused_open(self, session_id: str,
                       pending_opens: dict[str, Any]) -> plan.Barrier | None:
@@ -491,22 +494,30 @@ class SyncEngine:
                                  "imported": report.imported})
 
     async def _send(self, batch: list[_Item]) -> list[dict[str, Any]]:
-        """One outcome dict per item. A batch of one goes through append_message (direct, and
-        its answer carries the sequence number); larger ones through messages_import. What a
-        purge took meanwhile (sync.forgetting) is not sent: its outcome says so."""
+        """One outcome dict per item. A small batch (up to APPEND_UP_TO items: the agent's
+        rounds, a write's inline forward) goes item by item through append_message, in order
+        (each a direct call of a few milliseconds whose answer carries the sequence number,
+        where a `messages_import` job takes 0.1 to 0.2 s however few its items); larger ones
+        through messages_import. What a purge took meanwhile (sync.forgetting) is not sent:
+        its outcome says so."""
         kept = purged_meanwhile(self.store, batch)
         if len(kept) < len(batch):
             sent = iter(await self._send(kept) if kept else [])
             return [next(sent) if item in kept else {"message_id": item.message_id,
                                                      "success": False, "purged": True}
                     for item in batch]
-        if len(batch) == 1:
-            try:
-                answer = await self.link.call("append_message", **batch[0].record.import_item())
-            except Refused as exc:
-                return [{"message_id": batch[0].message_id, "success": False, "code": exc.code,
-                         "statement": exc.statement}]
-            return [{**(answer if isinstance(answer, dict) else {}), "success": True}]
+        if len(batch) <= APPEND_UP_TO:
+            outcomes = []
+            for item in batch:
+                try:
+                    answer = await self.link.call("append_message", **item.record.import_item())
+                except Refused as exc:
+                    outcomes.append({"message_id": item.message_id, "success": False,
+                                     "code": exc.code, "statement": exc.statement})
+                    continue
+                outcomes.append({**(answer if isinstance(answer, dict) else {}),
+                                 "success": True})
+            return outcomes
         return await self.link.import_batch([item.record.import_item() for item in batch])
 
     # --- bookkeeping ---------------------------------------------------------------------------

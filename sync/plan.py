@@ -5,9 +5,11 @@ so the order, the barriers, the waits and how batches are cut are tested on thei
 (tests/sync/test_plan.py); sync.engine reads the files and does each step.
 
 The rules (each our decision, see docs/design.md, "Forwarding"):
-- Name (time) order; a message back-dated (`--occurred-at`) to before a pending `open` written
-  before it goes right after that open (`in_written_order`): it may never reach the logger
-  ahead of the event that decides whose session it joins.
+- The order the store acknowledged the files (`acknowledged_order`): messages by sequence
+  number (as the store reads them, so the logger numbers them alike), events by name, each
+  event before the first message written behind it; a message back-dated (`--occurred-at`)
+  to before a pending `open` (or `reopen`) written before it goes right after that event: it
+  may never reach the logger ahead of the event that decides whose session it joins.
 - Events are barriers: the batch before an event is sent first, then the event.
 - A refused `open` is a barrier for everything written behind it (after it by name, or written
   after it): it waits while the open is pending, and follows it to quarantine once it is.
@@ -102,7 +104,7 @@ def session_steps(entries: Iterable[Entry], *, batch_items: int, batch_bytes: in
                   held: Callable[[str], dict[str, Any] | None] = lambda item_id: None
                   ) -> Generator[Any, Any, None]:
     """The steps of one session's forward, in order, for `entries` in the order they go
-    (`in_written_order`). `prior`: an open quarantined before this run; `held(item_id)`: the
+    (`acknowledged_order`). `prior`: an open quarantined before this run; `held(item_id)`: the
     last refusal of an item refused within the hold-off, else None. Send the doer's answer of
     SendEvent and SendBatch back into the generator (`send`); other steps answer None."""
     found = prior
@@ -158,23 +160,54 @@ def session_steps(entries: Iterable[Entry], *, batch_items: int, batch_bytes: in
         yield SendBatch(batch)
 
 
-def in_written_order(names: list[str], opens: dict[str, str],
-                     written_at: Callable[[str], str | None]) -> list[str]:
-    """`names` (a session's pending files, in name order) in the order they go: a message
-    back-dated to before a pending open written before it goes right after that open.
-    `opens`: the pending opens' names and when each was written (`occurred_at`);
-    `written_at(name)`: when a message was written (None when it cannot be read)."""
-    if not opens:
-        return names
-    last_open = max(opens)
-    order = {name: (name,) for name in names}
-    for name in names:
-        if name >= last_open or not name.endswith(".msg"):
-            continue
-        when = written_at(name)
-        if when is None:
-            continue
-        behind = [event for event, occurred in opens.items() if event > name and occurred <= when]
-        if behind:
-            order[name] = (max(behind), name)
-    return sorted(names, key=lambda name: order[name])
+SHUTTING = ("close", "delete_session")  # after these, only an open or reopen admits a message
+OPENING = ("open", "reopen")
+
+
+def acknowledged_order(names: list[str], events: dict[str, tuple[str | None, str | None]],
+                       acknowledged: dict[str, tuple[int, str]]) -> list[str]:
+    """`names` (a session's pending `.msg` and `.ses` files, in name order) in the order they
+    go: the order the store acknowledged them.
+
+    - Messages go in the order the session's store reads them: sequence number (its count of
+      the session's messages when each was written), then name. A name alone is the order of
+      writing only for messages dated now; messages sharing one `--occurred-at` (a replayed
+      transcript) are named by that moment and a random uuid, and a back-dated one sorts
+      before messages written earlier. So the logger numbers them as the store does.
+    - Events keep their name order: each is named after every file its session held when it
+      was written (outbox.names.moment_after), so their names are the order of writing.
+    - An event goes before the first message written behind it: one named after it, or written
+      (`written_at`) at or after the moment it names (its `occurred_at`), the test the refused
+      open's barrier uses too. A message written behind a `close` or `delete_session` was
+      written after the `open` or `reopen` that followed it (the store refuses any other), so
+      it goes behind that one too.
+    So nothing reaches the logger before what it depends on: a message after the open (or
+    reopen) it was written into, after the messages it relates to or corrects (written before
+    it, so numbered before it), and a forgetting event after the message it forgets.
+
+    `events`: each pending event's (kind, occurred_at), (None, None) when it cannot be read;
+    `acknowledged`: each readable message's (sequence_number, written_at) (sync.acknowledged);
+    a message it lacks cannot be read, and goes first (it is set aside at once)."""
+    event_names = [n for n in names if n in events]
+    unread = [n for n in names if n not in events and n not in acknowledged]
+    messages = sorted((n for n in names if n in acknowledged),
+                      key=lambda n: (acknowledged[n][0], n))
+    if not event_names:
+        return unread + messages
+    moments: list[str] = []  # each event's moment, never earlier than the one before it
+    for name in event_names:
+        occurred = events[name][1]
+        moments.append(max(occurred or "", moments[-1] if moments else ""))
+    from bisect import bisect_left, bisect_right
+    ordered, sent = list(unread), 0
+    for name in messages:
+        behind = max(bisect_left(event_names, name),
+                     bisect_right(moments, acknowledged[name][1]))
+        if behind and events[event_names[behind - 1]][0] in SHUTTING:
+            behind = next((i + 1 for i in range(behind, len(event_names))
+                           if events[event_names[i]][0] in OPENING), behind)
+        if behind > sent:
+            ordered.extend(event_names[sent:behind])
+            sent = behind
+        ordered.append(name)
+    return ordered + event_names[sent:]

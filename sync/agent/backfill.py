@@ -37,7 +37,7 @@ class VectorBackfill:
         self.report = report
         self.log = log
         self._stopping = stopping
-        self._vectors_in_flight = vectors_in_flight  # served writes' vectors being made
+        self._vectors_in_flight = vectors_in_flight  # served writes' vectors, or writing now
         self._task: asyncio.Future | None = None
         self._backoff = Backoff(options.backoff_initial, options.backoff_max,
                                 options.backoff_factor)
@@ -78,7 +78,8 @@ class VectorBackfill:
             return
         if not force and not (self._new_messages and now - self._last >= opts.backfill_interval):
             return
-        if self._vectors_in_flight():  # their messages would look unembedded: start after
+        if self._vectors_in_flight():  # their messages would look unembedded, or commands
+            # are writing (sync.agent.handoff.busy): start after
             self._new_messages = True
             return
         from agent_memory.sync.vectors.backfill import backfill

@@ -11,6 +11,10 @@ agent's own start (cli.watch_cmd keeps the start lock it inherits).
   so concurrent first calls start exactly one. Its own session, stdin from /dev/null, stdout
   and stderr appended to `.agent-memory/.agent.log` (rotated past 8 MiB), never the caller's
   pipes; `python -P`, so the caller's project never shadows agent-memory's packages.
+- Starting, seen from outside: the starter writes the agent's pid and start time into
+  `.agent.lock`; `starting` reads them while the lock is held (an agent is being started or
+  runs), `failed_start` tells an agent that exited before it ever served (it never published
+  its state) from one that served and exited, with the last line of its log.
 - Retiring: an autostarted agent of an older release (another socket protocol) cannot be asked
   to hand over; `retire_older` stops it with SIGTERM, as it would hand over if it could.
 
@@ -84,9 +88,88 @@ def start(store_path: str, config_source: str | None, idle_exit: float) -> int |
         if probe is not None:  # one started by hand (or by systemd) answers
             probe.close()
             return None
-        return _spawn(store_path, config_source, idle_exit, lock_fd)
+        os.ftruncate(lock_fd, 0)  # the note of the agent started before is no longer true
+        pid = _spawn(store_path, config_source, idle_exit, lock_fd)
+        _note_start(lock_fd, pid)
+        return pid
     finally:
         os.close(lock_fd)
+
+
+def _note_start(lock_fd: int, pid: int) -> None:
+    """Say in `.agent.lock` which agent was started, and when (`starting`, `failed_start`)."""
+    import json
+    import time
+    try:
+        os.ftruncate(lock_fd, 0)
+        os.pwrite(lock_fd, json.dumps({"pid": pid, "started": time.time()}).encode() + b"\n", 0)
+    except OSError:
+        pass  # a report only: without it a start is taken as fresh
+
+
+def _start_lock(store_path: str) -> tuple[bool, dict]:
+    """(is `.agent.lock` held, what its starter wrote there)."""
+    import fcntl
+    import json
+    try:
+        fd = os.open(os.path.join(store_path, channel.LOCK_NAME),
+                     os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return False, {}
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            held = False
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        except BlockingIOError:
+            held = True
+        try:
+            noted = json.loads(os.pread(fd, 4096, 0) or b"{}")
+        except ValueError:
+            noted = {}
+    finally:
+        os.close(fd)
+    return held, noted if isinstance(noted, dict) else {}
+
+
+def starting(store_path: str) -> dict | None:
+    """While `.agent.lock` is held (an agent is being started, or runs without answering
+    yet): {"pid", "started"} as its starter wrote them (None each when not written yet, or
+    by an agent started by hand, which holds no start lock); None when it is not held."""
+    held, noted = _start_lock(store_path)
+    if not held:
+        return None
+    pid, started = noted.get("pid"), noted.get("started")
+    return {"pid": pid if isinstance(pid, int) else None,
+            "started": started if isinstance(started, (int, float)) else None}
+
+
+def failed_start(store_path: str) -> str | None:
+    """Why the agent started last exited before it ever served (it never published its
+    state: a configuration or an option it refused, an import that failed, a kill), in words
+    with the last line of its log; None when none was started, it published (it had taken
+    the store), or it still runs."""
+    held, noted = _start_lock(store_path)
+    pid = noted.get("pid")
+    if held or not isinstance(pid, int):
+        return None
+    from agent_memory.sync.agent import published
+    state = published.read(store_path) or {}
+    if state.get("pid") == pid:
+        return None
+    said = _last_line(os.path.join(store_path, channel.LOG_NAME))
+    return (f"the project's agent (pid {pid}) exited before it served"
+            + (f"; its log ({channel.LOG_NAME}) ends: {said}" if said else ""))
+
+
+def _last_line(path: str, limit: int = 400) -> str:
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(max(0, os.fstat(handle.fileno()).st_size - 4096))
+            lines = [line.strip() for line in handle.read().splitlines() if line.strip()]
+    except OSError:
+        return ""
+    return lines[-1].decode("utf-8", "replace")[:limit] if lines else ""
 
 
 def _spawn(store_path: str, config_source: str | None, idle_exit: float, lock_fd: int) -> int:

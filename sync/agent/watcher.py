@@ -13,6 +13,9 @@ waiting for their files (handoff), the vector backfill (backfill), the file even
   inline forward of `write` is waited for: that holder finishes soon.
 - Holding the lock, it serves as the project's agent when given a server (cli.watch_cmd does):
   CLI commands ask it over a Unix socket instead of importing the fleet clients themselves.
+  It listens once its logger link is made (the fleet client imported) and its first round has
+  forwarded what was written while it started (or a second after the link), so an agent that
+  answers serves at once, and no command waits behind its start.
   `handoff.deliver()` is how a served `write` or `session` command learns what became of its
   file.
 - `watchdog` reports new final-named `.msg`/`.ses`/`.emb` files in session directories. Events
@@ -79,6 +82,8 @@ from agent_memory.sync.lock import SyncLock
 
 DEFAULT_IDLE_EXIT = 900.0
 CONFIG_CHECK_S = 1.0  # how often the configuration's files are stat'ed for a change
+LISTEN_BY_S = 1.0  # the agent listens after its first round, or this long after its link
+FIRST_CALL_S = 2.0  # the link's first call (a health request) at start waits no longer
 NOTED_FOR_S = 30.0  # how long a file's first announcement makes a second one no news
 
 
@@ -134,6 +139,7 @@ class Watcher:
         self.report = WatcherReport(self.path, log)
         self._server_factory = server_factory
         self._server = None
+        self._listening = False  # _listen() was called
         self._store_inode = os.stat(self.path).st_ino
         # event bookkeeping (filled by the watchdog thread through the loop)
         self._dirty: set[str] = set()
@@ -156,10 +162,11 @@ class Watcher:
         self.handoff = Handoff(store, Rounds(
             pid=self.pid, log=log, touch=self.touch, serving_loop=self.serving_loop,
             wants_round=self.wants_round, backing_off=self.backing_off,
-            engine_lock=lambda: self.engine_lock, logger_link=self.ensure_link))
+            engine_lock=lambda: self.engine_lock, logger_link=self.ensure_link,
+            ready=self._ready.is_set))
         self.backfill = VectorBackfill(store, config, self.options, self.report, log,
                                        lambda: self.stop_reason is not None,
-                                       self.handoff.vectors_in_flight)
+                                       self.handoff.busy)
         self._round_imported = 0
 
     @property
@@ -184,7 +191,6 @@ class Watcher:
             try:
                 from agent_memory.outbox.cleanup import remove_orphan_temporaries
                 remove_orphan_temporaries(self.store)
-                self._start_server()  # at once: a command must never find the lock without it
                 self.report.publish(force_backlog=True)
                 self.log.info("watcher_started", pid=self.pid, store=self.path,
                               rescan_s=self.options.rescan, debounce_s=self.options.debounce,
@@ -228,6 +234,21 @@ class Watcher:
             self.log.warning("agent_not_serving", error=f"{type(exc).__name__}: {exc}")
             return
         self.log.info("agent_serving", socket=self._server.path)
+
+    def _listen(self) -> None:
+        """Serve from now on (once): after the first round that leaves nothing new behind it
+        (the files written while it started, and its first calls of each logger command, are
+        behind it), or LISTEN_BY_S after the logger link was made. Until then a command sees an agent
+        starting (its start lock held, nothing answering) and does not wait on it
+        (cli.agent_client): a write is answered at once, its file left to the round, rather
+        than behind that round (what was written while the agent started, a backlog); a
+        command that finds the sync lock held meanwhile (a watcher started by hand) asks again
+        within its --wait (cli.forwarding)."""
+        if self._listening or self.stop_reason is not None:
+            return
+        self._listening = True
+        self._start_server()
+        self.handoff.hold_background()  # no backfill under the first commands it serves
 
     def _stop_server(self) -> None:
         server, self._server = self._server, None
@@ -289,13 +310,18 @@ class Watcher:
             self.path, lambda kind, session_id, name: loop.call_soon_threadsafe(
                 self._note_event, kind, session_id, name))
         try:
-            # the fleet client's import (about 0.6 s) is paid now, not by the first request
+            # the fleet client's import (about 0.6 s) is paid now, not by the first request,
+            # and so is its first call (about 0.1 s: its HTTP transport's import, a TLS
+            # context), which the first write served would pay when the first round had
+            # nothing to send
             try:
-                await self.ensure_link()
+                link = await self.ensure_link()
+                await asyncio.wait_for(link.health(), FIRST_CALL_S)
             except Exception as exc:  # noqa: BLE001 - the first round reports and backs off
                 self.log.warning("logger_link_not_ready", error=describe(exc)[:2000])
             self._ready.set()
             self._publish(force_backlog=True)
+            self._loop.call_later(LISTEN_BY_S, self._listen)
             await self._loop_forever()
         except asyncio.CancelledError:
             self.log.warning("stop_forced", reason="second signal: the batch in flight was "
@@ -505,6 +531,8 @@ class Watcher:
             self.report.status = "idle"
         if full:
             self._next_rescan = time.monotonic() + self.options.rescan
+        if not self._dirty:  # what was written while it started is settled: serve now
+            self._listen()
         self.backfill.maybe_start(force=full)
         self._publish_soon()
         result.reports, result.error = reports, error

@@ -218,8 +218,9 @@ def test_a_stale_socket_is_replaced(agent_projects, fleet, unique_session_id):
     socket_path = agent_socket(project.store)  # in the store, or elsewhere for a long path
     assert os.path.exists(socket_path)  # left behind by the kill
     assert status(project) == {"running": False, "socket": socket_path, "stale_socket": True}
-    opened = project.cli(*open_args(unique_session_id))  # inline, then starts a new agent
-    assert opened.rc == 0 and opened.out["store"] == "logger", opened.stdout
+    opened = project.cli(*open_args(unique_session_id))  # starts a new agent, which forwards it
+    assert opened.rc == 0 and opened.out["store"] == "file", opened.stdout
+    assert "starting" in opened.data["reason"], opened.stdout
     second = wait_serving(project)
     assert second["pid"] != first["pid"] and second["socket"] == socket_path
     written = project.cli(*message_args(unique_session_id, "after the stale socket"))
@@ -455,10 +456,12 @@ def test_the_first_write_leaves_its_vector_to_the_agent_it_starts(agent_projects
         [sys.executable, "-m", "agent_memory.cli", *message_args(sid, "the first write of the day")],
         cwd=project.root, capture_output=True, text=True, timeout=120,
         env={**project.env, "PYTHONPROFILEIMPORTTIME": "1", "AGENT_MEMORY_CONFIG": project.config})
-    assert json.loads(first.stdout)["store"] == "logger", first.stdout
+    assert json.loads(first.stdout)["store"] == "file", first.stdout  # left to the agent
     assert not [line for line in first.stderr.splitlines()  # not embedded inline
                 if line.rsplit("|", 1)[-1].strip() == "embed_client"]
     wait_serving(project)
+    wait_for(lambda: [n for n in project.final_files(sid, ".imported") if n.endswith(".msg")],
+             "the agent to forward the first write")
 
     def vectors() -> list[str]:
         return [n for n in project.final_files(sid, ".imported") + project.final_files(sid)

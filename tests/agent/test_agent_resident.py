@@ -106,3 +106,28 @@ def test_a_missing_vector_is_backfilled_and_numpy_is_then_mapped(agent_projects,
     assert len(files(project, sid, ".emb")) == 2
     assert the_agent(project) == pid
     assert numpy_mapped(pid)
+
+
+def test_writes_back_to_back_each_get_their_vector_from_the_agent(agent_projects, fleet,
+                                                                   unique_session_id,
+                                                                   monkeypatch):
+    # a served write's vector waits for a pause in the writes (sync.agent.handoff): a burst's
+    # vectors all come after it, made by the writes' own work, not left to the backfill
+    # (which would open the index, and map numpy)
+    from agent_memory import Memory
+    project = agent_projects(str(fleet.config_path))
+    sid = unique_session_id
+    assert project.cli("agent", "start").rc == 0
+    pid = wait_serving(project)["pid"]
+    monkeypatch.setenv("AGENT_MEMORY_AGENT", "use")
+    memory = Memory(project.root, project.config)
+    memory.open_session(sid, project_id="proj", participants=["alice", "claude"])
+    for i in range(8):
+        written = memory.write(sid, f"back to back {i}", sender_kind="human",
+                               sender_identity="alice", receiver_kind="model",
+                               receiver_identity="claude", embed_budget=60)
+        assert written.forwarded, written
+    wait_for(lambda: len(files(project, sid, ".msg")) == 8 and not without_vector(project, sid),
+             "every vector of the burst")
+    assert the_agent(project) == pid
+    assert not numpy_mapped(pid)

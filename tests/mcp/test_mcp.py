@@ -247,6 +247,11 @@ def test_every_tool_answers_what_its_command_prints(scratch, fleet, unique_sessi
     texts = ["agents remember the outbox", "--text looks like an option, and is a text",
              "a reply about memory \"quoted\" and\nmultiline"]
 
+    # both agents up first: each write is then served, and answers alike both ways (a first
+    # call leaves its file to the agent it starts: tests/agent/test_agent_start.py)
+    for project in (served, twin):
+        assert project.cli("agent", "start").rc == 0
+
     async def scenario() -> None:
         async with mcp_session(served) as session:
             listed = (await session.list_tools()).tools
@@ -286,7 +291,7 @@ def test_every_tool_answers_what_its_command_prints(scratch, fleet, unique_sessi
                 through_mcp = await call(session, name, **arguments)
                 assert through_mcp[0] and through_mcp[1]["store"] == "logger", (name, through_mcp)
                 assert through_mcp == as_tool(twin.cli(*argv)), name
-            assert watcher_pids(served.root), "the first call started the project's agent"
+            assert watcher_pids(served.root), "the project's agent served them"
             await until(lambda: len([n for n in served.final_files(sid, ".imported")
                                      if n.endswith(".msg")]) == 3, "the agent moved the files")
 
@@ -427,7 +432,11 @@ def test_the_logger_down_then_up(scratch, fleet_factory, unique_session_id):
         async with mcp_session(project) as session:
             opened = await call(session, "session_open", session_id=sid, project_id="proj",
                                 dialogue_kind=["human", "model"], participant=["alice"])
-            assert opened[0] and opened[1]["store"] == "logger", opened
+            # the first call starts the agent and leaves the file to it, answered at once
+            assert opened[0] and opened[1]["store"] == "file", opened
+            assert "starting" in opened[1]["data"]["reason"], opened
+            await until(lambda: not [n for n in project.final_files(sid) if n.endswith(".ses")],
+                        "the agent it started forwarded the open")
             private.control.go_down("logger")
             down = await call(session, "write", **write_arguments(sid, "written while down"))
             assert down[0], down

@@ -102,6 +102,16 @@ def test_invalid_documents_are_exit_6_with_every_problem(project, tmp_path):
     assert project.files("s1") == []
 
 
+def test_an_infinite_idle_exit_is_refused(project, tmp_path):
+    # JSON's 1e400 reads as infinity: the agent started with it would refuse its --idle-exit
+    path = tmp_path / "inf.json"
+    path.write_text('{"agent": {"mode": "auto", "idle_exit": 1e400}}')
+    result = project.cli("--config", str(path), "config", "validate")
+    assert result.rc == 6 and result.code == "CONFIG_INVALID", result.stdout
+    assert result.out["error"]["details"]["problems"] == [
+        "agent.idle_exit must be a number of seconds above 0, got inf"]
+
+
 def test_sections_that_are_not_objects_are_reported_not_fatal(project, tmp_path):
     """The Config takes its sections when it is made, before the validation: a section of the
     wrong shape must still come out as the validation's problem (exit 6), not a crash."""

@@ -110,10 +110,56 @@ def test_what_cannot_be_read_is_set_aside_at_once():
 
 def test_a_message_back_dated_before_a_pending_open_goes_right_after_it():
     names = ["a-old.msg", "b-open.ses", "c.msg"]
-    written = {"a-old.msg": "2026-01-01T00:00:05Z", "c.msg": "2026-01-01T00:00:06Z"}
-    assert plan.in_written_order(names, {"b-open.ses": "2026-01-01T00:00:04Z"},
-                                 written.get) == ["b-open.ses", "a-old.msg", "c.msg"]
+    acked = {"a-old.msg": (1, "2026-01-01T00:00:05Z"), "c.msg": (2, "2026-01-01T00:00:06Z")}
+    opened = {"b-open.ses": ("open", "2026-01-01T00:00:04Z")}
+    assert plan.acknowledged_order(names, opened, acked) == ["b-open.ses", "a-old.msg", "c.msg"]
     # written before the open: it stays where its name puts it
-    assert plan.in_written_order(names, {"b-open.ses": "2026-01-01T00:00:09Z"},
-                                 written.get) == names
-    assert plan.in_written_order(names, {}, written.get) == names
+    acked["a-old.msg"] = (0, "2026-01-01T00:00:03Z")
+    assert plan.acknowledged_order(names, opened, acked) == names
+    assert plan.acknowledged_order(["a-old.msg", "c.msg"], {}, acked) == ["a-old.msg", "c.msg"]
+
+
+def test_messages_sharing_a_moment_go_in_the_order_the_store_numbered_them():
+    # named by one --occurred-at and a random uuid: the name order is not the writing order
+    names = [f"t-{uuid}.msg" for uuid in ("0a", "3f", "7c", "c1", "e9")]
+    numbers = {"t-0a.msg": 3, "t-3f.msg": 0, "t-7c.msg": 4, "t-c1.msg": 1, "t-e9.msg": 2}
+    acked = {n: (numbers[n], "2026-01-01T00:00:01Z") for n in names}
+    assert plan.acknowledged_order(["a-open.ses"] + names,
+                                   {"a-open.ses": ("open", "2026-01-01T00:00:00Z")},
+                                   acked) == ["a-open.ses", "t-3f.msg", "t-c1.msg", "t-e9.msg",
+                                              "t-0a.msg", "t-7c.msg"]
+    # equal numbers (two writers at once) fall back on the name, as the store reads them
+    acked["t-0a.msg"] = (0, "2026-01-01T00:00:01Z")
+    assert plan.acknowledged_order(names, {}, acked)[:2] == ["t-0a.msg", "t-3f.msg"]
+
+
+def test_events_keep_their_place_among_messages_written_around_them():
+    # open, m0, m1 (soft-deleted by d), d, then m2 back-dated to before them all
+    names = ["0-m2.msg", "1-open.ses", "2-m0.msg", "3-m1.msg", "4-delete.ses"]
+    events = {"1-open.ses": ("open", "2026-01-01T00:00:01Z"),
+              "4-delete.ses": ("delete", "2026-01-01T00:00:04Z")}
+    acked = {"2-m0.msg": (0, "2026-01-01T00:00:02Z"), "3-m1.msg": (1, "2026-01-01T00:00:03Z"),
+             "0-m2.msg": (2, "2026-01-01T00:00:05Z")}
+    assert plan.acknowledged_order(names, events, acked) == [
+        "1-open.ses", "2-m0.msg", "3-m1.msg", "4-delete.ses", "0-m2.msg"]
+
+
+def test_a_message_written_after_a_reopen_never_goes_between_close_and_reopen():
+    # close and reopen named ahead of the clock (behind a message dated in the future): the
+    # back-dated message's write time falls between their moments, yet it was written into
+    # the reopened session
+    names = ["0-back.msg", "1-open.ses", "5-ahead.msg", "6-close.ses", "7-reopen.ses"]
+    events = {"1-open.ses": ("open", "2026-01-01T00:00:01.000000Z"),
+              "6-close.ses": ("close", "2026-01-01T00:00:06.000000Z"),
+              "7-reopen.ses": ("reopen", "2026-01-01T00:00:07.000000Z")}
+    acked = {"5-ahead.msg": (0, "2026-01-01T00:00:02.000000Z"),
+             "0-back.msg": (1, "2026-01-01T00:00:06.500000Z")}
+    assert plan.acknowledged_order(names, events, acked) == [
+        "1-open.ses", "5-ahead.msg", "6-close.ses", "7-reopen.ses", "0-back.msg"]
+
+
+def test_what_cannot_be_read_goes_first_and_events_stay_in_name_order():
+    names = ["a.ses", "b.msg", "c.ses", "d.msg"]
+    events = {"a.ses": (None, None), "c.ses": ("mark", "2026-01-01T00:00:03Z")}
+    acked = {"d.msg": (0, "2026-01-01T00:00:04Z")}
+    assert plan.acknowledged_order(names, events, acked) == ["b.msg", "a.ses", "c.ses", "d.msg"]
