@@ -57,28 +57,61 @@ def run_values(words: list[str], values: dict[str, Any], global_values: dict[str
 
 
 class together:
-    """`with runner.together(project_root):` the commands run inside, in this thread, create
-    their files with one fsync of each directory as it ends (outbox.store.Store.together):
-    for a batch of writes whose results are handed back only after it. The process's other
-    threads wait meanwhile (their writes must be synced before they answer)."""
+    """`with runner.together(project_root, config, store_mode):` the commands run inside, in
+    this thread, create their files with one fsync of each directory as it ends
+    (outbox.store.Store.together): for a batch of writes whose results are handed back only
+    after it. Where nothing is forwarded (the file store: no logger configured, or `--store
+    file`), the batch is also one transaction of the store's ledger (each write's joins it;
+    with a logger, each write keeps its own, since the project's agent moves what it
+    forwards meanwhile). The process's other threads wait meanwhile (their writes must be
+    synced before they answer)."""
 
-    def __init__(self, project_root: str | None) -> None:
+    def __init__(self, project_root: str | None, config: str | None = None,
+                 store_mode: str = "auto") -> None:
         self.project_root = project_root
+        self.config = config
+        self.store_mode = store_mode
         self._inner = None
+        self._ledger = None
 
     def __enter__(self) -> None:
         from agent_memory.outbox.availability import StoreUnavailable
         _LOCK.acquire()
         try:
-            self._inner = _warm().store(_root(self.project_root)).together()
+            store = _warm().store(_root(self.project_root))
+            self._inner = store.together()
             self._inner.__enter__()
         except (StoreUnavailable, OSError):
             self._inner = None  # each write then says why, and syncs itself
+            return
+        if self._forwards():
+            return
+        from agent_memory.outbox.ledger import LedgerUnavailable
+        try:
+            self._ledger = store.ledger.transaction(write=True)
+            self._ledger.__enter__()
+        except LedgerUnavailable:
+            self._ledger = None  # each write does without it, as it would alone
+
+    def _forwards(self) -> bool:
+        """May a write of the batch be forwarded (a logger configured, not `--store file`)?"""
+        if self.store_mode == "file":
+            return False
+        try:
+            return _warm().config(self.config).logger is not None
+        except Exception:  # noqa: BLE001 - a bad configuration: each write says so itself
+            return True
 
     def __exit__(self, *exc: object) -> None:
+        from agent_memory.outbox.ledger import LedgerUnavailable
         try:
             if self._inner is not None:
-                self._inner.__exit__(*exc)
+                self._inner.__exit__(*exc)  # the files' directories synced first
+            if self._ledger is not None:
+                try:
+                    self._ledger.__exit__(*exc)
+                except LedgerUnavailable:
+                    pass  # the files are written; the ledger catches up at its next use
         finally:
             _LOCK.release()
 

@@ -85,7 +85,7 @@ class Dialogue:
         written = []
         # Acknowledged together: each file whole before the next, the session's directory
         # synced once at the end, before any id is handed back.
-        with runner.together(self.memory.project_root):
+        with runner.together(self.memory.project_root, self.memory.config, self.memory.store):
             for entry in entries:
                 self.open()
                 try:

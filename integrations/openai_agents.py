@@ -58,6 +58,7 @@ class AgentMemorySession:
         self.dialogue = Dialogue(session_id, KEY, project_root=project_root, config=config,
                                  project_id=project_id,
                                  participants=[user_identity, assistant_identity])
+        self._converted: tuple[list, list] | None = None  # (messages, their items)
 
     async def get_items(self, limit: int | None = None, *,
                         wrapper: RunContextWrapper[Any] | None = None,
@@ -86,7 +87,20 @@ class AgentMemorySession:
 
     # --- items and messages ---------------------------------------------------------------------
     def _items(self, latest: int | None = None) -> list[Any]:
-        return [self._item(m) for m in self.dialogue.messages(latest)]
+        """The items of the session's latest messages (all without `latest`), each converted
+        once: the dialogue keeps its messages from call to call (integrations.dialogue), so a
+        whole history costs what was added since, not what it holds."""
+        messages = self.dialogue.messages(latest)
+        if latest:
+            return [self._item(m) for m in messages]
+        held = self._converted
+        if not (held and held[0] and len(held[0]) <= len(messages)
+                and messages[0] is held[0][0] and messages[len(held[0]) - 1] is held[0][-1]):
+            held = self._converted = ([], [])
+        for message in messages[len(held[0]):]:
+            held[0].append(message)
+            held[1].append(self._item(message))
+        return list(held[1])
 
     def _item(self, message) -> Any:
         ours, item = self.dialogue.item_of(message)

@@ -237,8 +237,7 @@ class Ledger:
         try:
             conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
             self._writing = write
-            if conn.execute("PRAGMA user_version").fetchone()[0] != FORMAT or \
-                    not self._boot_checked:
+            if not self._boot_checked:  # once per connection (a file replaced reconnects)
                 self._prepare(conn)
         except sqlite3.Error as exc:
             _rollback(conn)

@@ -572,7 +572,8 @@ class Store:
             done.append(NewMessage(file, record))
             if session is not None:
                 session.added(name, PENDING, MESSAGE, seq=record["sequence_number"],
-                              corrects=record["corrects_message_id"])
+                              corrects=record["corrects_message_id"],
+                              vec=1 if given and session._vector_lies(name) else 0)
                 session.changed()
         return self._changing(session_id, change)
 
