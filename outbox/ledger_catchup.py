@@ -42,6 +42,33 @@ def listing(store_fd: int, session_id: str) -> tuple[dict[str, str], dict[str, s
     return records, vectors
 
 
+def live_vectors(vectors: dict[str, set[str]]) -> set[str]:
+    """The stems whose `.emb` lies in pending or imported (a `.msg` of such a stem has its
+    vector: the ledger's `vec`)."""
+    return {stem for stem, areas in vectors.items()
+            if layout.PENDING in areas or layout.IMPORTED in areas}
+
+
+def vec_of(name: str, live: set[str]) -> int | None:
+    """A row's `vec`: 1 or 0 for a `.msg`, None for a `.ses`."""
+    if not name.endswith(names.MESSAGE_EXT):
+        return None
+    return 1 if name[:-len(names.MESSAGE_EXT)] in live else 0
+
+
+def counts(records: dict[str, str], vectors: dict[str, set[str]],
+           live: set[str]) -> tuple[int, int, int, int]:
+    """A session's counters as its listing says: (messages in pending and imported, `.emb`
+    there, files in quarantine, messages there without a vector)."""
+    kept = [name for name, area in records.items()
+            if name.endswith(names.MESSAGE_EXT) and area != layout.QUARANTINED]
+    return (len(kept),
+            sum(len(areas - {layout.QUARANTINED}) for areas in vectors.values()),
+            sum(1 for area in records.values() if area == layout.QUARANTINED)
+            + sum(1 for areas in vectors.values() if layout.QUARANTINED in areas),
+            sum(1 for name in kept if name[:-len(names.MESSAGE_EXT)] not in live))
+
+
 def describe(store_fd: int, session_id: str, name: str, area: str) -> dict | None:
     """The row of one record file as the ledger keeps it ({"kind", "seq", "corrects",
     "event", "body", "reason"}), or None when it is not there any more (moved meanwhile)."""
@@ -103,13 +130,10 @@ def catch_up(ledger, session) -> None:
         conn.executemany("DELETE FROM files WHERE sid = ? AND name = ?",
                          [(sid, name) for name in gone])
         changed = True
-    live_vectors = {stem for stem, areas in vectors.items()
-                    if layout.PENDING in areas or layout.IMPORTED in areas}
+    live = live_vectors(vectors)
     for name, area in records.items():
         code = AREA_CODES[area]
-        vec = None
-        if name.endswith(names.MESSAGE_EXT):
-            vec = 1 if name[:-len(names.MESSAGE_EXT)] in live_vectors else 0
+        vec = vec_of(name, live)
         held = rows.get(name)
         if held is not None and held[1] != UNREADABLE:
             if held[0] != code or held[2] != vec:
@@ -130,15 +154,7 @@ def catch_up(ledger, session) -> None:
                      (sid, name, code, row["kind"], row.get("seq"), row.get("corrects"), vec,
                       event, row.get("body"), row.get("reason")))
         changed = True
-    messages = sum(1 for name, area in records.items()
-                   if name.endswith(names.MESSAGE_EXT) and area != layout.QUARANTINED)
-    vector_count = sum(len(areas - {layout.QUARANTINED}) for areas in vectors.values())
-    set_aside = sum(1 for area in records.values() if area == layout.QUARANTINED) + \
-        sum(1 for areas in vectors.values() if layout.QUARANTINED in areas)
-    lacking = sum(1 for name, area in records.items()
-                  if name.endswith(names.MESSAGE_EXT) and area != layout.QUARANTINED
-                  and name[:-len(names.MESSAGE_EXT)] not in live_vectors)
-    counted = (messages, vector_count, set_aside, lacking)
+    counted = counts(records, vectors, live)
     if counted != (session.messages, session.vectors, session.set_aside, session.lacking):
         changed = True
     session.messages, session.vectors, session.set_aside, session.lacking = counted
@@ -169,16 +185,13 @@ def disagreements(ledger, session_id: str) -> list[dict[str, str]]:
         return []
     seen, messages, lacking, rows = recorded
     records, vectors = listing(ledger.store_fd, session_id)
-    live_vectors = {stem for stem, areas in vectors.items()
-                    if layout.PENDING in areas or layout.IMPORTED in areas}
+    live = live_vectors(vectors)
     expected = {}
     for name, area in records.items():
         row = describe(ledger.store_fd, session_id, name, area)
         if row is None:
             continue
-        vec = None
-        if name.endswith(names.MESSAGE_EXT):
-            vec = 1 if name[:-len(names.MESSAGE_EXT)] in live_vectors else 0
+        vec = vec_of(name, live)
         event = row.get("event")
         if name.endswith(names.EVENT_EXT) and event is None:
             event = ""
@@ -198,14 +211,10 @@ def disagreements(ledger, session_id: str) -> list[dict[str, str]]:
         elif rows[name] != expected[name]:
             found.append({"file": shown, "problem": f"says otherwise than "
                                                     f"{session_id}/{name}"})
-    counted = sum(1 for name, area in records.items()
-                  if name.endswith(names.MESSAGE_EXT) and area != layout.QUARANTINED)
+    counted, _vectors, _set_aside, without = counts(records, vectors, live)
     if counted != messages:
         found.append({"file": shown, "problem": f"counts {messages} messages in {session_id}, "
                                                 f"which holds {counted}"})
-    without = sum(1 for name, area in records.items()
-                  if name.endswith(names.MESSAGE_EXT) and area != layout.QUARANTINED
-                  and name[:-len(names.MESSAGE_EXT)] not in live_vectors)
     if without != lacking:
         found.append({"file": shown, "problem": f"counts {lacking} messages without a vector "
                                                 f"in {session_id}, which holds {without}"})

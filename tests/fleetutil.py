@@ -15,6 +15,16 @@ def read_all(fleet, session_id: str) -> list[dict]:
     return fleet.read_session(session_id)
 
 
+def held_by(fleet, session_id: str) -> list[dict]:
+    """read_all, or none while the logger does not know the session yet."""
+    try:
+        return read_all(fleet, session_id)
+    except Exception as exc:  # noqa: BLE001 - the client's refusal: SESSION_UNKNOWN
+        if "SESSION_UNKNOWN" not in str(exc):
+            raise
+        return []
+
+
 def logger_sessions(fleet, **filters) -> list[dict]:
     async def go():
         async with fleet.logger_client() as client:

@@ -15,7 +15,7 @@ import sys
 from agent_memory.sync.agent.handoff import Handoff, Rounds
 from agentutil import wait_serving
 from amtest import message_args, open_args, wait_for
-from fleetutil import read_all
+from fleetutil import held_by, read_all
 
 INLINE = ("ailogger_client", "agent_memory.sync.runner")  # the fleet client, the inline forward
 
@@ -30,16 +30,6 @@ def loaded(project, *args: str) -> tuple[dict, set[str]]:
                if line.startswith("import time:")}
     assert done.returncode == 0, (done.stdout, done.stderr[-2000:])
     return json.loads(done.stdout), modules
-
-
-def held_by(fleet, sid) -> list[dict]:
-    """The logger's messages of the session; none while it does not know the session yet."""
-    try:
-        return read_all(fleet, sid)
-    except Exception as exc:  # noqa: BLE001 - the client's refusal: SESSION_UNKNOWN
-        if "SESSION_UNKNOWN" not in str(exc):
-            raise
-        return []
 
 
 def delivered(fleet, project, sid: str, count: int) -> None:

@@ -15,7 +15,7 @@ import time
 
 from agentutil import agent_log, agent_pids, status, stop_agents, wait_serving
 from amtest import make_project, message_args, open_args, wait_for
-from fleetutil import closed_port, read_all
+from fleetutil import closed_port, held_by, read_all
 
 
 def document_of(config_path: str) -> dict:
@@ -33,16 +33,6 @@ def with_logger_port(document: dict, port: int) -> dict:
     changed = json.loads(json.dumps(document))
     changed["ailogger_client"]["server"]["port"] = port
     return changed
-
-
-def held_by(fleet, sid) -> list[dict]:
-    """The logger's messages of the session; none while it does not know the session yet."""
-    try:
-        return read_all(fleet, sid)
-    except Exception as exc:  # noqa: BLE001 - the client's refusal: SESSION_UNKNOWN
-        if "SESSION_UNKNOWN" not in str(exc):
-            raise
-        return []
 
 
 def pending_messages(project, sid) -> list[str]:

@@ -17,7 +17,6 @@ import socket
 import ssl
 import subprocess
 import sys
-import threading
 import urllib.error
 import urllib.request
 import uuid
