@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import Any
+from contextlib import ExitStack, contextmanager
+from typing import Any, Container, Iterator
 
 _LOCK = threading.RLock()
 _WARM = None  # cli.warm.Warm, made by the first call: the process's configuration and stores
@@ -63,35 +64,33 @@ class together:
     after it. Where nothing is forwarded (the file store: no logger configured, or `--store
     file`), the batch is also one transaction of the store's ledger (each write's joins it;
     with a logger, each write keeps its own, since the project's agent moves what it
-    forwards meanwhile). The process's other threads wait meanwhile (their writes must be
-    synced before they answer)."""
+    forwards meanwhile). The store is checked once, as the batch begins (cli.warm's pin). The
+    process's other threads wait meanwhile (their writes must be synced before they answer)."""
 
     def __init__(self, project_root: str | None, config: str | None = None,
                  store_mode: str = "auto") -> None:
         self.project_root = project_root
         self.config = config
         self.store_mode = store_mode
-        self._inner = None
-        self._ledger = None
+        self._held: ExitStack | None = None
 
     def __enter__(self) -> None:
         from agent_memory.outbox.availability import StoreUnavailable
-        _LOCK.acquire()
-        try:
-            store = _warm().store(_root(self.project_root))
-            self._inner = store.together()
-            self._inner.__enter__()
-        except (StoreUnavailable, OSError):
-            self._inner = None  # each write then says why, and syncs itself
-            return
-        if self._forwards():
-            return
         from agent_memory.outbox.ledger import LedgerUnavailable
-        try:
-            self._ledger = store.ledger.transaction(write=True)
-            self._ledger.__enter__()
-        except LedgerUnavailable:
-            self._ledger = None  # each write does without it, as it would alone
+        with ExitStack() as held:  # all let go again if entering fails
+            held.enter_context(_LOCK)
+            try:
+                store = held.enter_context(_warm().pinned(_root(self.project_root)))
+            except (StoreUnavailable, OSError):
+                store = None  # each write then says why, and syncs itself
+            if store is not None:
+                if not self._forwards():
+                    try:  # entered before the fsyncs' span: commits after the directories'
+                        held.enter_context(_LedgerBatch(store.ledger.transaction(write=True)))
+                    except LedgerUnavailable:
+                        pass  # each write does without it, as it would alone
+                held.enter_context(store.together())
+            self._held = held.pop_all()
 
     def _forwards(self) -> bool:
         """May a write of the batch be forwarded (a logger configured, not `--store file`)?"""
@@ -103,17 +102,42 @@ class together:
             return True
 
     def __exit__(self, *exc: object) -> None:
+        held, self._held = self._held, None
+        if held is not None:
+            held.__exit__(*exc)
+
+
+class _LedgerBatch:
+    """The batch's ledger transaction: one that cannot commit leaves the files written (the
+    ledger catches up with them at its next use)."""
+
+    def __init__(self, transaction: Any) -> None:
+        self.transaction = transaction
+
+    def __enter__(self) -> None:
+        self.transaction.__enter__()
+
+    def __exit__(self, *exc: object) -> bool:
         from agent_memory.outbox.ledger import LedgerUnavailable
         try:
-            if self._inner is not None:
-                self._inner.__exit__(*exc)  # the files' directories synced first
-            if self._ledger is not None:
-                try:
-                    self._ledger.__exit__(*exc)
-                except LedgerUnavailable:
-                    pass  # the files are written; the ledger catches up at its next use
-        finally:
-            _LOCK.release()
+            self.transaction.__exit__(*exc)
+        except LedgerUnavailable:
+            pass
+        return False
+
+
+@contextmanager
+def holding(project_root: str | None) -> Iterator[None]:
+    """`with runner.holding(project_root):` the calls inside, from this thread, run as one:
+    the process's other threads wait, and the project's store is checked once, as it
+    begins (cli.warm's pin). For a reader asking the revision, then what is new."""
+    from agent_memory.outbox.availability import StoreUnavailable
+    with _LOCK, ExitStack() as held:
+        try:
+            held.enter_context(_warm().pinned(_root(project_root)))
+        except (StoreUnavailable, OSError):
+            pass  # each call says why
+        yield
 
 
 def _root(project_root: str | None) -> str:
@@ -125,23 +149,18 @@ def _root(project_root: str | None) -> str:
     return project_root
 
 
-def files_from(project_root: str | None, session_id: str, start: int) -> list[dict[str, Any]]:
-    """The session's messages numbered `start` or later as the project's files say (what
-    `--store file read --mode full --start START` lists, every block at once): the entries,
-    without the command's path around them, for a reader that keeps a copy and takes only
-    what is new (integrations.dialogue). StoreUnavailable and ValueError as the store raises
-    them."""
-    from agent_memory.outbox.window import journal_window
+def since(project_root: str | None, session_id: str, start: int, known: str | None = None,
+          held: Container[str] = ()) -> tuple[str, list[dict[str, Any]]] | None:
+    """(the session's revision, its messages numbered `start` or later as the project's files
+    say: what `--store file read --mode full --start START` lists, every block at once), read
+    together so they agree, for a reader that keeps a copy and takes only what is new
+    (integrations.dialogue): no message while the revision is still `known`, none whose id
+    it `held` already. None when the store's ledger cannot say. StoreUnavailable and
+    ValueError as the store raises them."""
+    from agent_memory.outbox.window import since as window_since
     with _LOCK:
-        store = _warm().store(_root(project_root))
-        entries: list[dict[str, Any]] = []
-        while True:
-            window, _unreadable = journal_window(store, session_id, start=start,
-                                                 block_size=1000, mode="full")
-            entries.extend(window["messages"])
-            if not window["more"]:
-                return entries
-            start = window["messages"][-1]["sequence_number"] + 1
+        return window_since(_warm().store(_root(project_root)), session_id, start, known,
+                            held)
 
 
 def revision(project_root: str | None, session_id: str) -> str | None:

@@ -8,6 +8,10 @@ For processes that run one command at a time (the MCP server and the API seriali
 calls): a store found stale is closed at once, which another command using it at the same
 moment would not survive. The agent, which serves requests in parallel threads, keeps none.
 
+A caller running several commands as one (a framework's batch of writes, a read of what is
+new) pins the store for their span (`Warm.pinned`): it and the configuration are checked once
+in the span, and the commands of that thread inside it take them as they are.
+
 "Changed" is told by stat (device, inode, mode, size, mtime_ns, ctime_ns, or the file's
 absence), the way an editor's save, a rename over the file or a chmod shows. The store is also
 checked by git again when its last check is older than RECHECK_SECONDS, for the rules git reads
@@ -21,6 +25,8 @@ import atexit
 import os
 import threading
 import time
+from contextlib import contextmanager
+from typing import Iterator
 
 from agent_memory.outbox.availability import git_toplevel
 from agent_memory.outbox.store import Store
@@ -128,11 +134,21 @@ class Warm:
         # path -> (its fingerprint, the Config, the files it names)
         self._configs: dict[str, tuple[tuple, config_mod.Config, list[str]]] = {}
         self._stores: dict[str, _HeldStore] = {}
+        self._pins = threading.local()  # this thread's pinned stores: {absolute root: Store}
         atexit.register(self.close)
 
     def config(self, explicit: str | None) -> config_mod.Config:
         """The configuration a command with `--config explicit` loads (ConfigInvalid as
         config.load raises it; an invalid document is never kept)."""
+        span = getattr(self._pins, "configs", None)  # inside a pin: checked once for it
+        if span is not None and explicit in span:
+            return span[explicit]
+        config = self._config(explicit)
+        if span is not None:
+            span[explicit] = config
+        return config
+
+    def _config(self, explicit: str | None) -> config_mod.Config:
         path, _required = config_mod.locate(explicit)
         with self._lock:
             held = self._configs.get(path)
@@ -151,7 +167,13 @@ class Warm:
     def store(self, project_root: str) -> Store:
         """The project's store, open (StoreUnavailable as Store raises it). A store whose
         directory was removed or replaced, or whose ignore rules changed, is closed and opened
-        again, which checks it again."""
+        again, which checks it again. Inside `pinned(project_root)`, in its thread: the store
+        pinned, unchecked."""
+        pinned = getattr(self._pins, "stores", None)
+        if pinned:
+            store = pinned.get(os.path.abspath(project_root))
+            if store is not None:
+                return store
         real = os.path.realpath(project_root)
         with self._lock:
             held = self._stores.get(real)
@@ -164,6 +186,30 @@ class Warm:
             store = Store(real)
             self._stores[real] = _HeldStore(store, ignore)
             return store
+
+    @contextmanager
+    def pinned(self, project_root: str) -> Iterator[Store]:
+        """`with warm.pinned(project_root) as store:` the project's store, checked now; the
+        commands this thread runs inside take it, and the configuration as first loaded
+        inside, without checking them again (their span is the caller's one operation).
+        Nested pins of one project keep the outer one."""
+        key = os.path.abspath(project_root)
+        pins = getattr(self._pins, "stores", None)
+        if pins is None:
+            pins = self._pins.stores = {}
+        if key in pins:
+            yield pins[key]
+            return
+        pins[key] = store = self.store(project_root)
+        outermost = getattr(self._pins, "configs", None) is None
+        if outermost:
+            self._pins.configs = {}
+        try:
+            yield store
+        finally:
+            del pins[key]
+            if outermost:
+                del self._pins.configs
 
     def close(self) -> None:
         """Close every store held (at the process's end)."""

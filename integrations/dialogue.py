@@ -54,6 +54,7 @@ class Dialogue:
         self._read_lock = threading.Lock()  # one read of the copy at a time
         self._copy: list[Message] | None = None  # the session as last read
         self._copy_revision: str | None = None  # the store's revision of it then
+        self._copy_ids: set[str] = set()  # the ids of its messages
 
     def open(self) -> None:
         """Open the session unless this object did already (a repeat when it exists with the
@@ -112,28 +113,40 @@ class Dialogue:
 
         Read incrementally, so a turn costs what it adds, not what the session holds: the
         copy the last call made is kept with the store's revision of the session
-        (Memory.revision, `<epoch>.<next sequence number>`). The same revision: the copy is
-        the answer. Only new messages since (the same epoch): they are read from the
-        project's files from the copy's next sequence number on and added (every message
-        written here is there, pending or imported); a correction among them reads the whole
-        session again. Anything else (a deletion, a mark, a message set aside, a session
+        (Memory.revision, `<epoch>.<next sequence number>`), and each call reads the revision
+        and what is new with it, in one reading of the store's ledger. The same revision: the
+        copy is the answer. Only new messages since (the same epoch): those the project's
+        files hold from the copy's next sequence number on are added (every message written
+        here is there, pending or imported); a correction among them reads the whole session
+        again. Anything else (a deletion, a mark, a message set aside, a session
         event: a new epoch) reads the whole session again, from the logger when one answers.
         Messages another project writes to the same session at the logger are seen at the
         next whole read."""
-        with self._read_lock:
-            revision = self.memory.revision(self.session_id)
+        with self._read_lock, runner.holding(self.memory.project_root):
             copy, held = self._copy, self._copy_revision
-            if copy is None or revision is None or held is None or \
-                    revision.split(".")[0] != held.split(".")[0]:
+            if copy is None or held is None:
+                return self._latest(self._read_whole(self.memory.revision(self.session_id)),
+                                    latest)
+            epoch, next_number = held.split(".")
+            # from one before the copy's next number: two writers may share a number
+            found = self._since(max(0, int(next_number) - 1), held)
+            if found is None or found[0].split(".")[0] != epoch:
+                revision = found[0] if found else self.memory.revision(self.session_id)
                 copy = self._read_whole(revision)
-            elif revision != held:
-                added = self._read_new(copy, int(held.split(".")[1]))
-                if added is None:
-                    copy = self._read_whole(revision)
+            elif found[0] != held:
+                added = [Message.from_entry("file", e) for e in found[1]
+                         if e["message_id"] not in self._copy_ids]
+                if any(m.corrects_message_id for m in added):
+                    copy = self._read_whole(found[0])
                 else:
                     copy.extend(added)  # the copy is never handed out: callers get slices
-                    self._copy_revision = revision
-            return copy[-latest:] if latest else list(copy)
+                    self._copy_ids.update(m.message_id for m in added)
+                    self._copy_revision = found[0]
+            return self._latest(copy, latest)
+
+    @staticmethod
+    def _latest(copy: list[Message], latest: int | None) -> list[Message]:
+        return copy[-latest:] if latest else list(copy)
 
     def _read_whole(self, revision: str | None) -> list[Message]:
         try:
@@ -144,23 +157,22 @@ class Dialogue:
                 raise
             found = []
         self._copy, self._copy_revision = found, revision
+        # with each correction chain's last version (a resolved read shows it at its root's
+        # place): seen again among the newest, it is not new
+        self._copy_ids = {m.message_id for m in found} | {m.resolved_from for m in found
+                                                          if m.resolved_from}
         return found
 
-    def _read_new(self, copy: list[Message], start: int) -> list[Message] | None:
-        """The messages numbered `start` or later in the project's files that `copy` lacks
-        (from one before: two writers may share a number), or None when the whole session
-        must be read again (a correction among them, or the files cannot be read)."""
+    def _since(self, start: int, known: str) -> tuple[str, list[dict]] | None:
+        """(the store's revision of the session, the entries of its messages numbered `start`
+        or later in the project's files: none while the revision is still `known`), or None
+        when the store cannot say."""
         from agent_memory.outbox.availability import StoreUnavailable
-        known = {m.message_id for m in copy}
         try:
-            found = runner.files_from(self.memory.project_root, self.session_id,
-                                      max(0, start - 1))
+            return runner.since(self.memory.project_root, self.session_id, start, known,
+                                self._copy_ids)
         except (StoreUnavailable, OSError, ValueError):
             return None
-        added = [Message.from_entry("file", e) for e in found if e["message_id"] not in known]
-        if any(m.corrects_message_id for m in added):
-            return None
-        return added
 
     def item_of(self, message: Message) -> tuple[bool, Any]:
         """(True, the item) for a message this store wrote, else (False, None)."""

@@ -541,6 +541,9 @@ class Session:
         self.set_aside = set_aside
         self.lacking = lacking
         self.epoch = epoch
+        # what latest_name and lifecycle found in this transaction, kept up to date by the
+        # changes recorded here (a batch's second write asks again)
+        self._found: dict = {}
 
     @property
     def _conn(self) -> Any:
@@ -575,20 +578,25 @@ class Session:
     # --- what a write needs --------------------------------------------------------------------
     def latest_name(self) -> str | None:
         """The latest name of a `.msg` or `.ses` in pending or imported (a new one follows)."""
-        row = self._conn.execute("SELECT name FROM files WHERE sid = ? AND area < 2 "
-                                 "ORDER BY name DESC LIMIT 1", (self.sid,)).fetchone()
-        return row[0] if row else None
+        if "latest" not in self._found:
+            row = self._conn.execute("SELECT name FROM files WHERE sid = ? AND area < 2 "
+                                     "ORDER BY name DESC LIMIT 1", (self.sid,)).fetchone()
+            self._found["latest"] = row[0] if row else None
+        return self._found["latest"]
 
     def lifecycle(self, loose: bool = True) -> str | None:
         """The latest lifecycle event's kind (open, close, reopen, delete_session) in pending
         or imported. `loose`: as the write path reads an event (any JSON object with such an
         `event`); else only from events that decode whole (a read's rule)."""
-        strict = "" if loose else f"AND kind = {EVENT} "
-        row = self._conn.execute(
-            "SELECT event FROM files INDEXED BY files_events WHERE sid = ? AND event IN "
-            f"('open', 'close', 'reopen', 'delete_session') AND area < 2 {strict}"
-            "ORDER BY name DESC LIMIT 1", (self.sid,)).fetchone()
-        return row[0] if row else None
+        key = ("lifecycle", loose)
+        if key not in self._found:
+            strict = "" if loose else f"AND kind = {EVENT} "
+            row = self._conn.execute(
+                "SELECT event FROM files INDEXED BY files_events WHERE sid = ? AND event IN "
+                f"('open', 'close', 'reopen', 'delete_session') AND area < 2 {strict}"
+                "ORDER BY name DESC LIMIT 1", (self.sid,)).fetchone()
+            self._found[key] = row[0] if row else None
+        return self._found[key]
 
     def find(self, item_id: str, message: bool = True) -> tuple[str, str] | None:
         """(name, area) of the session's `.msg` (else `.ses`) with this id, in the area
@@ -681,6 +689,13 @@ class Session:
             event = ""
         self._conn.execute("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?,?)",
                            (self.sid, name, code, kind, seq, corrects, vec, event, body, reason))
+        found = self._found
+        if found and code < 2:
+            if not message:  # an event: the lifecycle may have changed
+                found.pop(("lifecycle", True), None)
+                found.pop(("lifecycle", False), None)
+            if "latest" in found and (found["latest"] is None or name > found["latest"]):
+                found["latest"] = name
         if code == 2:
             self.set_aside += 1
             self.epoch += 1
@@ -727,6 +742,7 @@ class Session:
         """Files renamed from area `source` to `target` (those that did move)."""
         if not moved:
             return
+        self._found.clear()
         src, dst = AREA_CODES[source], AREA_CODES[target]
         vectors = [n for n in moved if n.endswith(names.VECTOR_EXT)]
         records = [n for n in moved if not n.endswith(names.VECTOR_EXT)]
@@ -748,6 +764,7 @@ class Session:
         """Entries removed from the session's directory of `area`."""
         if not removed:
             return
+        self._found.clear()
         code = AREA_CODES[area]
         for name in removed:
             if not names.is_final(name):

@@ -40,8 +40,12 @@ def time_stamp(moment: datetime) -> str:
 
 
 def moment_of(stamp: str) -> datetime:
-    """The UTC moment a time stamp (time_stamp's form) names."""
-    return datetime.strptime(stamp, "%Y-%m-%dT%H.%M.%S.%f").replace(tzinfo=timezone.utc)
+    """The UTC moment a time stamp (time_stamp's form, `YYYY-MM-DDTHH.MM.SS.mmm`) names."""
+    if len(stamp) != 23:
+        raise ValueError(f"not a time stamp: {stamp!r}")
+    return datetime(int(stamp[0:4]), int(stamp[5:7]), int(stamp[8:10]), int(stamp[11:13]),
+                    int(stamp[14:16]), int(stamp[17:19]), int(stamp[20:23]) * 1000,
+                    tzinfo=timezone.utc)
 
 
 def final_name(moment: datetime, item_id: str, ext: str) -> str:
@@ -85,8 +89,9 @@ def moment_after(held: "Iterable[str]", now: datetime) -> datetime:
     latest = max(held, default=None)
     if latest is None:
         return now
-    stamp = latest[:len(time_stamp(now))]
-    if time_stamp(now) > stamp:
+    stamp_now = time_stamp(now)
+    stamp = latest[:len(stamp_now)]
+    if stamp_now > stamp:
         return now
     return moment_of(stamp) + timedelta(milliseconds=1)
 

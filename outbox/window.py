@@ -13,7 +13,7 @@ back on it when the ledger cannot be used.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Container
 
 from agent_memory.outbox import contract, names, views
 from agent_memory.outbox.ledger import Damaged, LedgerUnavailable
@@ -34,6 +34,7 @@ class _Plan:
         self.finals: dict[str, tuple[int, str, str]] = {}
         self.forgotten = views.Forgotten()
         self.unreadable: list[tuple[str, str, str]] = []
+        self.revision = ""  # the session's (outbox.ledger.Session.revision) as planned
 
 
 def journal_window(store: Store, session_id: str, *, start: int, block_size: int, mode: str,
@@ -60,12 +61,46 @@ def journal_window(store: Store, session_id: str, *, start: int, block_size: int
     return window, unreadable
 
 
+def since(store: Store, session_id: str, start: int, known: str | None = None,
+          held: Container[str] = ()) -> tuple[str, list[dict[str, Any]]] | None:
+    """(the session's revision, its messages numbered `start` or later as a full-mode read
+    lists them, but those whose ids are `held`), both from one transaction of the ledger, so
+    they agree: for a reader keeping a copy of the session (api.runner.since); no message
+    when the revision is still `known` (the reader's copy is the answer). None when the
+    ledger cannot say (the caller reads the session whole)."""
+
+    def read(ledger) -> _Plan:
+        session = ledger.session(session_id)
+        if session.revision == known:
+            unchanged = _Plan()
+            unchanged.revision = known
+            return unchanged
+        plan = _plan(session, start, 1 << 62, "full", False)
+        plan.block = [row for row in plan.block if row[1][names.ITEM_ID] not in held]
+        return plan
+
+    for _attempt in range(2):
+        try:
+            plan = store.ledger.query(read)
+            window, _unreadable = _answer(store, session_id, plan, "full")
+        except _Mended:
+            continue
+        except Damaged:
+            store.ledger.remove_files()
+            return None
+        except LedgerUnavailable:
+            return None
+        return plan.revision, window["messages"]
+    return None
+
+
 class _Mended(Exception):
     """An unreadable file reads now (its mode was mended): the ledger lists it again."""
 
 
 def _plan(session, start: int, block_size: int, mode: str, show_deleted: bool) -> _Plan:
     plan = _Plan()
+    plan.revision = session.revision
     plan.forgotten = views.Forgotten(json.loads(body) for body in session.forgetting_bodies())
     purged, hidden = plan.forgotten.purged, plan.forgotten.hidden
 

@@ -7,7 +7,11 @@ checkpoint, the reads alone are timed again.
     python -m ops.bench.session_bench [--turns 300] [--checkpoints 300,5000]
 
 Targets (a long session stays fast): at 600 and at 10,000 items, the whole conversation and
-`get_items(limit=20)` within 2x of SQLiteSession. Prints one JSON object (progress on stderr).
+`get_items(limit=20)` within 2x of SQLiteSession. Beside them runs a yardstick, `floor`: the
+least a store of one durable file per item can do (each item a file fsynced before its name
+appears, the directory fsynced once per batch, the history held in memory), which tells what
+of the gap is the file-per-message design and what is our code. Prints one JSON object
+(progress on stderr).
 """
 
 from __future__ import annotations
@@ -29,6 +33,39 @@ def _items(turn: int) -> list[dict]:
             {"type": "message", "role": "assistant", "id": f"msg_{turn}", "status": "completed",
              "content": [{"type": "output_text", "annotations": [],
                           "text": f"answer {turn}: the {turn}th thing is fine."}]}]
+
+
+class FileFloor:
+    """The yardstick, as a Session: the writes a file-per-item store cannot skip, nothing
+    else. Not a store (no names, numbers, index or checks); it runs its calls in a worker
+    thread, as both sessions do."""
+
+    def __init__(self, directory: str) -> None:
+        os.makedirs(directory)
+        self.fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+        self.items: list = []
+
+    async def get_items(self, limit: int | None = None) -> list:
+        return await asyncio.to_thread(lambda: list(self.items[-limit:] if limit
+                                                    else self.items))
+
+    async def add_items(self, items: list) -> None:
+        await asyncio.to_thread(self._add, items)
+
+    def _add(self, items: list) -> None:
+        for item in items:
+            name = f"{len(self.items):08d}.json"
+            temp = "." + name
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600, dir_fd=self.fd)
+            try:
+                os.write(fd, json.dumps(item).encode())
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.link(temp, name, src_dir_fd=self.fd, dst_dir_fd=self.fd)
+            os.unlink(temp, dir_fd=self.fd)
+            self.items.append(item)
+        os.fsync(self.fd)
 
 
 async def _timed(call) -> tuple[object, float]:
@@ -62,7 +99,8 @@ async def run(turns: int, checkpoints: list[int]) -> dict:
         subprocess.run([CLI, "store", "init"], cwd=project, env=env, check=True,
                        stdout=subprocess.DEVNULL)
         sessions = {"sqlite": SQLiteSession("bench", os.path.join(tmp, "sdk.sqlite3")),
-                    "agent_memory": AgentMemorySession("bench", project_root=project)}
+                    "agent_memory": AgentMemorySession("bench", project_root=project),
+                    "floor": FileFloor(os.path.join(tmp, "floor"))}
         totals = {name: 0.0 for name in sessions}
         adds: dict[str, list[float]] = {name: [] for name in sessions}
         report: dict = {"benchmark": "AgentMemorySession vs SQLiteSession, one conversation",
@@ -81,8 +119,11 @@ async def run(turns: int, checkpoints: list[int]) -> dict:
                                    "add_items_last10_ms": ms(statistics.median(adds[name][-10:])),
                                    **await _reads(session)}
                 ours, theirs = point["agent_memory"], point["sqlite"]
+                floor = point["floor"]["conversation_s"]
                 point["ratio"] = {
                     "conversation": round(ours["conversation_s"] / theirs["conversation_s"], 2),
+                    "floor_conversation": round(floor / theirs["conversation_s"], 2),
+                    "conversation_over_floor": round(ours["conversation_s"] / floor, 2),
                     "get_items": round(ours["get_items_ms"] / max(theirs["get_items_ms"], 0.01), 2),
                     "get_items_limit20": round(ours["get_items_limit20_ms"]
                                                / max(theirs["get_items_limit20_ms"], 0.01), 2),

@@ -116,6 +116,38 @@ def test_an_ignore_rule_changed_is_checked_again(file_project):
     warm.close()
 
 
+def test_a_pinned_store_is_checked_once_for_its_span_in_its_thread(file_project):
+    """Inside `pinned` this thread's commands take the store checked as the span began, and
+    the configuration as first loaded in it (a change meanwhile is seen after it); another
+    thread checks as ever."""
+    import threading
+    warm = Warm()
+    store = warm.store(file_project.root)
+    exclude = os.path.join(file_project.root, ".git", "info", "exclude")
+    with warm.pinned(file_project.root) as pinned:
+        assert pinned is store
+        with open(exclude, "a", encoding="utf-8") as handle:
+            handle.write("*.bak\n")
+        assert warm.store(file_project.root) is store  # not checked again inside the span
+        assert warm.store(os.path.join(file_project.root, ".")) is store  # the same root
+        with warm.pinned(file_project.root) as inner:  # a nested pin keeps the outer one
+            assert inner is store
+        assert warm.store(file_project.root) is store
+        config = str(file_project.root) + "/pinned-config.json"
+        _dump(config, {"outbox": {"max_pending_messages": 10}})
+        first = warm.config(config)
+        _replace(config, {"outbox": {"max_pending_messages": 20}})
+        assert warm.config(config) is first  # the configuration too, once in the span
+        other: list = []
+        thread = threading.Thread(target=lambda: other.append(warm.store(file_project.root)))
+        thread.start()
+        thread.join()
+        assert other[0] is not store  # another thread is not in the span: it checked
+    assert warm.store(file_project.root) is other[0]  # after it, checks resume
+    assert warm.config(config).outbox["max_pending_messages"] == 20
+    warm.close()
+
+
 def test_the_api_sees_a_configuration_edited_between_calls(file_project, tmp_path):
     config = str(tmp_path / "api-config.json")
     _dump(config, {"outbox": {"max_pending_messages": 1}})

@@ -168,6 +168,37 @@ def _file_behind(root: str, text: str, seq: int) -> str:
     return message_id
 
 
+def test_a_batch_sees_its_own_changes(tmp_path):
+    """A batch in one ledger transaction (api.runner.together: a framework's items) numbers
+    and names each write after the one before it, refuses a write after a close made in the
+    same batch, and writes again after a reopen: what the transaction itself just recorded
+    counts, not what it found as it began."""
+    from agent_memory.api import runner
+    root = str(tmp_path)
+    memory = _project(root)
+    memory.open_session(SESSION, "proj", ["alice", "claude"])
+    with runner.together(root, None, "file"):
+        first = [memory.write(SESSION, f"m{i}", sender_kind="human", sender_identity="alice",
+                              receiver_kind="model", receiver_identity="claude")
+                 for i in range(12)]
+        memory.close_session(SESSION)
+        with pytest.raises(AgentMemoryError) as refused:
+            _write(memory, "after the close")
+        assert refused.value.code == "SESSION_CLOSED"
+        memory.reopen_session(SESSION)
+        last = memory.write(SESSION, "after the reopen", sender_kind="human",
+                            sender_identity="alice", receiver_kind="model",
+                            receiver_identity="claude")
+    assert [w.sequence_number for w in first + [last]] == list(range(13))
+    with Store(root) as store:
+        listed = [f.name for f in store.files(SESSION, None)]  # in name order
+    written = [w.data["file"].rsplit("/", 1)[-1] for w in first + [last]]
+    assert [n for n in listed if n in written] == written  # named in the order written
+    events = [n for n in listed if n.endswith(names.EVENT_EXT)]
+    assert listed.index(written[-1]) > listed.index(events[-1])  # after the reopen
+    _assert_reads_agree(memory, root, "a batch")
+
+
 def test_a_file_the_ledger_did_not_see_is_read_and_numbered_after(tmp_path):
     root = str(tmp_path)
     memory = _project(root)
