@@ -147,6 +147,7 @@ class Ledger:
         self._depth = 0
         self._writing = False
         self._sessions: dict[str, Session] = {}  # those of the open transaction
+        self._changed: dict[str, Session] = {}  # those it changed: recorded as it commits
         self._markers: list[str] | None = None  # unindexed/ as listed in this transaction
         self._dead_markers: list[str] = []  # removed once the transaction commits
         self._lock = _thread.RLock()
@@ -271,16 +272,22 @@ class Ledger:
 
     def _finish(self, commit: bool) -> None:
         import sqlite3
+        changed, self._changed = self._changed, {}
         self._sessions.clear()
-        self._markers = None
         conn = self._conn
         if conn is None:
+            self._markers = None
             return
         try:
+            if commit:
+                for session in changed.values():
+                    session.record_directories()
             conn.execute("COMMIT" if commit else "ROLLBACK")
         except sqlite3.Error as exc:
             _rollback(conn)
             raise _classify(exc) from exc
+        finally:
+            self._markers = None
 
     # --- sessions ------------------------------------------------------------------------------
     def session(self, session_id: str) -> "Session":
@@ -329,6 +336,10 @@ class Ledger:
     def relist(self, session_id: str) -> None:
         """Have the session listed (and its unreadable files decoded) again at its next use."""
         with self.transaction(write=True):
+            changed = self._changed.pop(session_id, None)
+            if changed is not None:  # its counters as changed, its directories unrecorded
+                changed.seen = None
+                changed.save()
             self._conn.execute("UPDATE sessions SET seen = NULL WHERE session = ?",
                                (session_id,))
             self._sessions.pop(session_id, None)
@@ -556,11 +567,21 @@ class Session:
                             self.epoch, self.sid))
 
     def changed(self) -> None:
-        """Record the directories as the change just made left them (not while a writer
-        without the ledger works in the session: it is listed again at its next use)."""
-        self.ledger._markers = None
-        live = self.ledger._marked(self.session_id) == "live"
-        self.seen = None if live else self.ledger.seen_now(self.session_id)
+        """A change was made to the session's files: its directories are recorded as the
+        transaction's changes leave them, as it commits (record_directories), once however
+        many changes it made (a framework's batch)."""
+        self.ledger._changed[self.session_id] = self
+
+    def record_directories(self) -> None:
+        """Record the directories as they are now, with the counters (not while a writer
+        without the ledger works in the session, nor when they cannot be looked at: it is
+        listed again at its next use)."""
+        self.ledger._markers = None  # listed anew: a writer may have come since
+        try:
+            live = self.ledger._marked(self.session_id) == "live"
+            self.seen = None if live else self.ledger.seen_now(self.session_id)
+        except OSError:
+            self.seen = None
         self.save()
 
     @property

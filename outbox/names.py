@@ -36,7 +36,8 @@ ITEM_ID = slice(24, 60)
 def time_stamp(moment: datetime) -> str:
     """UTC, milliseconds, `:` written as `.` (portable and sortable)."""
     utc = moment.astimezone(timezone.utc)
-    return utc.strftime("%Y-%m-%dT%H.%M.%S.") + f"{utc.microsecond // 1000:03d}"
+    return (f"{utc.year:04d}-{utc.month:02d}-{utc.day:02d}T{utc.hour:02d}.{utc.minute:02d}."
+            f"{utc.second:02d}.{utc.microsecond // 1000:03d}")
 
 
 def moment_of(stamp: str) -> datetime:

@@ -199,6 +199,30 @@ def test_a_batch_sees_its_own_changes(tmp_path):
     _assert_reads_agree(memory, root, "a batch")
 
 
+def test_its_own_changes_leave_the_ledger_fresh(tmp_path, monkeypatch):
+    """The store's own changes, alone or in a batch, record the directories as they leave
+    them (as the transaction commits): the commands after them answer from the ledger without
+    listing the session again."""
+    from agent_memory.api import runner
+    from agent_memory.outbox import ledger_catchup
+    root = str(tmp_path)
+    memory = _project(root)
+    memory.open_session(SESSION, "proj", ["alice", "claude"])
+    first = _write(memory, "alone")
+    with runner.together(root, None, "file"):
+        for i in range(3):
+            _write(memory, f"batch {i}")
+    listed: list[str] = []
+    real = ledger_catchup.catch_up
+    monkeypatch.setattr(ledger_catchup, "catch_up", lambda ledger, session: (
+        listed.append(session.session_id), real(ledger, session))[1])
+    _write(memory, "after the batch")
+    memory.delete(first, "soft", session_id=SESSION)
+    assert [m.text for m in memory.messages(SESSION)] == [
+        "batch 0", "batch 1", "batch 2", "after the batch"]
+    assert listed == []
+
+
 def test_a_file_the_ledger_did_not_see_is_read_and_numbered_after(tmp_path):
     root = str(tmp_path)
     memory = _project(root)
