@@ -73,8 +73,10 @@ class together:
         self.config = config
         self.store_mode = store_mode
         self._held: ExitStack | None = None
+        self._store = None  # while the batch is one transaction of the store's ledger
+        self._batch = None  # outbox.store's together: what the batch appended
 
-    def __enter__(self) -> None:
+    def __enter__(self) -> "together":
         from agent_memory.outbox.availability import StoreUnavailable
         from agent_memory.outbox.ledger import LedgerUnavailable
         with ExitStack() as held:  # all let go again if entering fails
@@ -87,10 +89,35 @@ class together:
                 if not self._forwards():
                     try:  # entered before the fsyncs' span: commits after the directories'
                         held.enter_context(_LedgerBatch(store.ledger.transaction(write=True)))
+                        self._store = store
                     except LedgerUnavailable:
                         pass  # each write does without it, as it would alone
-                held.enter_context(store.together())
+                self._batch = store.together()
+                held.enter_context(self._batch)
             self._held = held.pop_all()
+        return self
+
+    def revision(self, session_id: str) -> str | None:
+        """The session's revision now, inside the batch (outbox.store.Store.revision), when
+        the batch is one transaction of the ledger (no other writer can change the session
+        meanwhile); else None."""
+        if self._store is None:
+            return None
+        try:
+            return self._store.revision(session_id)
+        except (ValueError, OSError):
+            return None
+
+    def appended(self) -> list[dict[str, Any]]:
+        """The messages the batch appended so far, each as a full-mode read lists it
+        (outbox.views.message_entry of the file as written)."""
+        if self._batch is None:
+            return []
+        from agent_memory.outbox import records, views
+        from agent_memory.outbox.store import StoredMessage
+        return [views.message_entry(StoredMessage(
+            file, records.decode(data, records.KINDS["message"])))
+            for file, data in self._batch.appended]
 
     def _forwards(self) -> bool:
         """May a write of the batch be forwarded (a logger configured, not `--store file`)?"""

@@ -86,7 +86,9 @@ class Dialogue:
         written = []
         # Acknowledged together: each file whole before the next, the session's directory
         # synced once at the end, before any id is handed back.
-        with runner.together(self.memory.project_root, self.memory.config, self.memory.store):
+        with runner.together(self.memory.project_root, self.memory.config,
+                             self.memory.store) as batch:
+            before = batch.revision(self.session_id)
             for entry in entries:
                 self.open()
                 try:
@@ -97,7 +99,29 @@ class Dialogue:
                     self._opened = False
                     self.open()
                     written.append(self._write(entry))
+            after = batch.revision(self.session_id) if before else None
+            appended = batch.appended() if after else []
+        self._keep(before, after, appended)
         return written
+
+    def _keep(self, before: str | None, after: str | None, appended: list[dict]) -> None:
+        """Add what a batch appended to the copy, when the copy was the session as the batch
+        began and the batch's messages are all that changed it (the same epoch, the next
+        number moved by as many: the batch was one transaction of the ledger, so no other
+        writer came between): the next read then has nothing new to read."""
+        if not (before and after and appended) or any(e["corrects_message_id"]
+                                                      for e in appended):
+            return  # a correction: a read shows it at its root's place
+        epoch, start = before.split(".")
+        if after != f"{epoch}.{int(start) + len(appended)}":
+            return
+        with self._read_lock:
+            if self._copy is None or self._copy_revision != before:
+                return
+            added = [Message.from_entry("file", e) for e in appended]
+            self._copy.extend(added)
+            self._copy_ids.update(m.message_id for m in added)
+            self._copy_revision = after
 
     def _write(self, entry: Entry) -> str:
         return self.memory.write(

@@ -114,6 +114,7 @@ class Store:
         self.ledger = Ledger(self.path, self._fd)
         self._without_ledger = 0  # inside a change made without it: reads list the files too
         self._unsynced: list[int] | None = None  # directories to fsync at the end (together)
+        self._appended: list[tuple[StoredFile, bytes]] | None = None  # its new messages
 
     def close(self) -> None:
         self.ledger.close()
@@ -124,7 +125,8 @@ class Store:
         once, as it ends (an error inside too), not once each: for writes acknowledged
         together (a framework's batch of items), which the caller answers only after it. A
         file is whole (fsynced) before its name appears either way; only the name's
-        durability waits for the end."""
+        durability waits for the end. Its `appended` lists the messages appended inside,
+        each as (its file, its bytes)."""
         return _Together(self)
 
     # --- the ledger ----------------------------------------------------------------------------
@@ -569,6 +571,8 @@ class Store:
                     raise MessageExists(StoredMessage(file, self.load(file, "message"))) from None
             finally:
                 _close(dirs)
+            if self._appended is not None:
+                self._appended.append((file, data))
             done.append(NewMessage(file, record))
             if session is not None:
                 session.added(name, PENDING, MESSAGE, seq=record["sequence_number"],
@@ -794,16 +798,21 @@ class _Together:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.outer = False
+        self.appended: list[tuple[StoredFile, bytes]] = []
 
     def __enter__(self) -> Store:
         if self.store._unsynced is None:
             self.store._unsynced = []
+            self.store._appended = self.appended
             self.outer = True
+        else:
+            self.appended = self.store._appended
         return self.store
 
     def __exit__(self, *exc: object) -> None:
         if not self.outer:
             return
+        self.store._appended = None
         fds, self.store._unsynced = self.store._unsynced, None
         synced = set()
         try:

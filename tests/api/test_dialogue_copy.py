@@ -2,7 +2,8 @@
 exactly what a whole read of the session answers, after each kind of change, whoever made it:
 its own writes, another writer of the project (in this process and in another), a correction,
 a soft delete, a mark, a hard delete, a session closed and reopened, the ledger deleted. And
-in the common case it did read incrementally (its list kept, not read again)."""
+in the common case it did read incrementally (its list kept, not read again), its own batch
+added as written."""
 
 from __future__ import annotations
 
@@ -44,6 +45,7 @@ def test_the_copy_answers_as_a_whole_read_after_every_change(file_project, uniqu
     def check(why: str) -> list:
         copy = dialogue.messages()
         assert _shown(copy) == _fresh(file_project, sid), why
+        assert copy == Dialogue(sid, KEY, project_root=file_project.root).messages(), why
         assert _shown(dialogue.messages(2)) == _shown(copy)[-2:], why
         return copy
 
@@ -51,9 +53,15 @@ def test_the_copy_answers_as_a_whole_read_after_every_change(file_project, uniqu
     check("its own writes")
     kept = dialogue._copy
     dialogue.append([_entry("three")])
+    # its own batch, alone in the session's change, is added to the copy as it is written
+    assert dialogue._copy_revision == other.revision(sid)
     check("one more of its own")
     _write(other, sid, "from another writer here")
     check("another writer in this process")
+    _write(other, sid, "another, before its next batch")
+    dialogue.append([_entry("four")])
+    assert dialogue._copy_revision != other.revision(sid)  # not all the batch's own
+    check("another writer, then its own batch")
     subprocess.run([sys.executable, "-c",
                     "import sys; from agent_memory.api.memory import Memory; "
                     "Memory(sys.argv[1]).write(sys.argv[2], 'from another process', "
