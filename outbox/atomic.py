@@ -1,8 +1,12 @@
 """Durable, atomic file operations (maildir's protocol).
 
-A record becomes visible only under its final name, and only once its bytes are on disk:
-temporary file (O_EXCL, O_NOFOLLOW, 0600) -> write -> fsync -> link() to the final name (fails
-rather than overwrite) -> unlink the temporary -> fsync the directory. Moves are rename() plus an
+A record becomes visible only under its final name, and only once its bytes are on disk: an
+unnamed file in the directory (O_TMPFILE, 0600) -> write -> fsync -> link() to the final name
+(fails rather than overwrite) -> fsync the directory. A writer killed before the link leaves
+nothing behind (the file system frees an unnamed file), and no name is made and removed on the
+way. Where the file system or the kernel has no unnamed files (or /proc is not mounted), a
+named temporary takes its place (O_EXCL, O_NOFOLLOW, 0600; unlinked after the link; one a
+killed writer left is swept by outbox.cleanup). Moves are rename() plus an
 fsync of both directories; a missing directory fsync is the classic lost-file bug. Every operation
 works relative to a directory descriptor opened with O_NOFOLLOW, so a symlink planted in the store
 is refused instead of followed.
@@ -80,16 +84,75 @@ def create_exclusive(dir_fd: int, name: str, data: bytes, sync_dir: bool = True)
     """Write `data` as the new file `name` in `dir_fd`; FileExistsError if the name is taken.
     `sync_dir` False leaves the directory's fsync to the caller (several files made in one
     directory, synced once before any of them is acknowledged)."""
+    if not (_UNNAMED and _create_unnamed(dir_fd, name, data)):
+        _create_named(dir_fd, name, data)
+    if sync_dir:
+        os.fsync(dir_fd)
+
+
+# Unnamed files: O_TMPFILE (Linux 3.11), linked through /proc. Cleared for the process at the
+# first sign that this system has none, so a create does not try again each time.
+_UNNAMED = hasattr(os, "O_TMPFILE") and os.path.isdir("/proc/self/fd")
+# what opening one answers where the file system or the kernel has none
+_NOT_SUPPORTED = (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL)
+
+
+def _write_whole(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+    os.fsync(fd)
+
+
+def _create_unnamed(dir_fd: int, name: str, data: bytes) -> bool:
+    """create_exclusive through an unnamed file: True once linked; False, with nothing made,
+    where this system has none (the caller then uses a named temporary). Anything else is
+    raised as the named way raises it (FileNotFoundError for a directory removed meanwhile,
+    PermissionError, no room)."""
+    global _UNNAMED
+    try:
+        fd = os.open(".", os.O_TMPFILE | os.O_WRONLY | os.O_CLOEXEC, FILE_MODE, dir_fd=dir_fd)
+    except OSError as exc:
+        _raise_if_removed(dir_fd, name)
+        if exc.errno not in _NOT_SUPPORTED:
+            raise
+        _UNNAMED = False
+        return False
+    try:
+        _write_whole(fd, data)
+        proc = f"/proc/self/fd/{fd}"
+        try:
+            os.link(proc, name, dst_dir_fd=dir_fd, follow_symlinks=True)
+        except FileExistsError:
+            raise
+        except OSError as exc:
+            _raise_if_removed(dir_fd, name)
+            # /proc gone, or refusing links through it (a hardened system): the named way
+            if exc.errno in (errno.EPERM, errno.EACCES) or not os.path.exists(proc):
+                _UNNAMED = False
+                return False
+            raise
+    finally:
+        os.close(fd)
+    return True
+
+
+def _raise_if_removed(dir_fd: int, name: str) -> None:
+    """FileNotFoundError when the directory was removed (nothing can be created in it: the
+    kernel says EPERM or ENOENT for an unnamed file there, ENOENT for a named one)."""
+    if os.fstat(dir_fd).st_nlink == 0:
+        raise FileNotFoundError(errno.ENOENT, "the directory was removed", name)
+
+
+def _create_named(dir_fd: int, name: str, data: bytes) -> None:
+    """create_exclusive through a named temporary, unlinked once linked."""
     temp = f"{TEMP_PREFIX}{os.getpid()}-{os.urandom(16).hex()}"
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
                  FILE_MODE, dir_fd=dir_fd)
     try:
         try:
-            view = memoryview(data)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
-            os.fsync(fd)
+            _write_whole(fd, data)
         finally:
             os.close(fd)
         os.link(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
@@ -98,8 +161,6 @@ def create_exclusive(dir_fd: int, name: str, data: bytes, sync_dir: bool = True)
             os.unlink(temp, dir_fd=dir_fd)
         except FileNotFoundError:
             pass
-    if sync_dir:
-        os.fsync(dir_fd)
 
 
 # No record comes near this: a text is at most 1 MiB; the rest of a record is small.

@@ -1,5 +1,5 @@
-"""Concurrent writers lose nothing; a writer killed between temporary file and link leaves no
-visible partial message."""
+"""Concurrent writers lose nothing; a writer killed between its file and the link leaves no
+visible partial message (and, through an unnamed file, nothing at all)."""
 
 import json
 import os
@@ -52,18 +52,31 @@ KILLED_WRITER = textwrap.dedent("""
     def die_before_link(*args, **kwargs):
         os.kill(os.getpid(), signal.SIGKILL)
     os.link = die_before_link
+    if sys.argv[1] == "named":  # as on a system without unnamed files (no O_TMPFILE)
+        from agent_memory.outbox import atomic
+        atomic._UNNAMED = False
     from agent_memory.cli.main import main
-    main(sys.argv[1:])
+    main(sys.argv[2:])
 """)
 
 
+def _killed_writer(way: str, *argv: str) -> list[str]:
+    """A writer killed at its link, its file written whole and fsynced: `way` "unnamed" (an
+    O_TMPFILE file, as here) or "named" (a named temporary)."""
+    return [sys.executable, "-c", KILLED_WRITER, way, *argv]
+
+
 @pytest.mark.slow
-def test_writer_killed_between_temporary_and_link_leaves_nothing_visible(project):
-    proc = subprocess.run([sys.executable, "-c", KILLED_WRITER, *message_args("s1", "doomed")],
+@pytest.mark.parametrize("way", ["unnamed", "named"])
+def test_writer_killed_between_temporary_and_link_leaves_nothing_visible(project, way):
+    proc = subprocess.run(_killed_writer(way, *message_args("s1", "doomed")),
                           cwd=project.root, env=project.env, capture_output=True)
     assert proc.returncode == -9
     leftovers = project.files("s1")
-    assert len(leftovers) == 1 and leftovers[0].startswith(".tmp-")  # the fsynced temporary
+    if way == "unnamed":
+        assert leftovers == []  # the file system freed the unnamed file
+    else:
+        assert len(leftovers) == 1 and leftovers[0].startswith(".tmp-")  # the temporary
     read = project.cli("read", "--session-id", "s1")  # a temporary is no record: no session
     assert read.rc == 1 and read.code == "SESSION_UNKNOWN", read.stdout
     assert project.cli(*message_args("s1", "survivor")).data["sequence_number"] == 0
@@ -95,8 +108,8 @@ def test_a_whole_store_sync_removes_the_temporaries_of_killed_writers_only(synce
                                                                            unique_session_id):
     p, sid = synced_project, unique_session_id
     assert p.cli("--store", "file", *open_args(sid)).rc == 0
-    proc = subprocess.run([sys.executable, "-c", KILLED_WRITER, "--config", p.config,
-                           "--store", "file", *message_args(sid, "doomed")],
+    proc = subprocess.run(_killed_writer("named", "--config", p.config, "--store", "file",
+                                         *message_args(sid, "doomed")),
                           cwd=p.root, env=p.env, capture_output=True)
     assert proc.returncode == -9
     session = os.path.join(p.store, sid)
@@ -126,8 +139,8 @@ def test_temporaries_of_killed_writers_are_swept_from_every_area(synced_project,
     assert written.out["store"] == "logger", written.stdout
     imported = os.path.join(p.store, ".imported", sid)
     assert not [n for n in os.listdir(imported) if n.endswith(".emb")]
-    proc = subprocess.run([sys.executable, "-c", KILLED_WRITER, "--config", p.config,
-                           "--no-agent", "embed"], cwd=p.root, env=p.env, capture_output=True)
+    proc = subprocess.run(_killed_writer("named", "--config", p.config, "--no-agent", "embed"),
+                          cwd=p.root, env=p.env, capture_output=True)
     assert proc.returncode == -9, proc.stderr.decode()
     orphan = next(n for n in os.listdir(imported) if n.startswith(".tmp-"))
     os.utime(os.path.join(imported, orphan), (time.time() - 60, time.time() - 60))
@@ -146,3 +159,22 @@ def test_temporaries_of_killed_writers_are_swept_from_every_area(synced_project,
         synced.data["warnings"], synced.stdout
     assert not [n for n in os.listdir(imported) if ".tmp-" in n]
     assert not os.path.exists(index_orphan)
+
+
+@pytest.mark.parametrize("way", ["unnamed", "named"])
+def test_a_create_never_overwrites_and_leaves_only_the_record(tmp_path, monkeypatch, way):
+    """Both ways of creating a record (an unnamed file; a named temporary where a system has
+    none): the record whole under its name, nothing else in the directory, and a second create
+    under the name refused with the first one's bytes kept."""
+    from agent_memory.outbox import atomic
+    monkeypatch.setattr(atomic, "_UNNAMED", way == "unnamed" and atomic._UNNAMED)
+    fd = atomic.open_dir(str(tmp_path))
+    try:
+        atomic.create_exclusive(fd, "record", b"first")
+        with pytest.raises(FileExistsError):
+            atomic.create_exclusive(fd, "record", b"second")
+    finally:
+        os.close(fd)
+    assert os.listdir(tmp_path) == ["record"]
+    assert (tmp_path / "record").read_bytes() == b"first"
+    assert oct((tmp_path / "record").stat().st_mode & 0o777) == oct(0o600)
