@@ -9,8 +9,14 @@ from typing import Any
 
 def _build(cls, values: dict[str, Any], **extra: Any):
     """An instance of `cls` from an answer's dict: its known fields, the rest left in `data`."""
-    known = {f.name for f in fields(cls)} - {"data", "store"}
+    known = _KNOWN.get(cls)
+    if known is None:
+        known = _KNOWN[cls] = tuple(f.name for f in fields(cls) if f.name not in ("data",
+                                                                                  "store"))
     return cls(**{name: values.get(name) for name in known}, data=values, **extra)
+
+
+_KNOWN: dict[type, tuple[str, ...]] = {}  # each result type's fields an answer fills
 
 
 @dataclass(frozen=True)

@@ -83,22 +83,38 @@ def ignore_mark(project_root: str) -> tuple:
     toplevel = git_toplevel(project_root)
     if toplevel is None:
         return (None,)
-    marks = [toplevel, _mark(os.path.join(toplevel, ".git"))]
+    dot_git = _mark(os.path.join(toplevel, ".git"))
+    home = os.path.expanduser("~")
+    key = (toplevel, dot_git, home, os.environ.get("XDG_CONFIG_HOME"))
+    held = _IGNORE_PATHS.get(project_root)
+    if held is None or held[0] != key:
+        held = _IGNORE_PATHS[project_root] = (key, _ignore_paths(project_root, toplevel, home,
+                                                                 key[-1]))
+    return (toplevel, dot_git, *(_mark(path) for path in held[1]))
+
+
+def _ignore_paths(project_root: str, toplevel: str, home: str, xdg: str | None) -> tuple:
+    """The files ignore_mark looks at besides `.git`, for one project, work tree and user."""
+    paths = []
     directory = project_root
     while True:
-        marks.append(_mark(os.path.join(directory, ".gitignore")))
+        paths.append(os.path.join(directory, ".gitignore"))
         if directory == toplevel or os.path.dirname(directory) == directory:
             break
         directory = os.path.dirname(directory)
     for gitdir in _git_dirs(toplevel):
-        marks += [_mark(os.path.join(gitdir, "info", "exclude")),
-                  _mark(os.path.join(gitdir, "config")),
-                  _mark(os.path.join(gitdir, "config.worktree"))]
-    home = os.path.expanduser("~")
-    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
-    marks += [_mark(os.path.join(home, ".gitconfig")), _mark(os.path.join(xdg, "git", "config")),
-              _mark(os.path.join(xdg, "git", "ignore"))]
-    return tuple(marks)
+        paths += [os.path.join(gitdir, "info", "exclude"), os.path.join(gitdir, "config"),
+                  os.path.join(gitdir, "config.worktree")]
+    xdg = xdg or os.path.join(home, ".config")
+    paths += [os.path.join(home, ".gitconfig"), os.path.join(xdg, "git", "config"),
+              os.path.join(xdg, "git", "ignore")]
+    return tuple(paths)
+
+
+# project -> ((work tree, `.git` as it was, home, XDG_CONFIG_HOME), the paths to look at):
+# worked out again when any of those changed (a linked work tree's `.git` names its
+# directories)
+_IGNORE_PATHS: dict[str, tuple[tuple, tuple]] = {}
 
 
 def _directory_id(path: str) -> tuple | None:
