@@ -66,9 +66,20 @@ def _killed_writer(way: str, *argv: str) -> list[str]:
     return [sys.executable, "-c", KILLED_WRITER, way, *argv]
 
 
+def _unnamed_files_here(directory: str) -> bool:
+    """Does this file system give unnamed files (O_TMPFILE) in `directory`?"""
+    try:
+        os.close(os.open(directory, os.O_TMPFILE | os.O_WRONLY, 0o600))
+    except (AttributeError, OSError):
+        return False
+    return os.path.isdir("/proc/self/fd")
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("way", ["unnamed", "named"])
 def test_writer_killed_between_temporary_and_link_leaves_nothing_visible(project, way):
+    if way == "unnamed" and not _unnamed_files_here(project.store):
+        pytest.skip("this file system has no unnamed files (the named way is tested)")
     proc = subprocess.run(_killed_writer(way, *message_args("s1", "doomed")),
                           cwd=project.root, env=project.env, capture_output=True)
     assert proc.returncode == -9
