@@ -118,10 +118,7 @@ class Dialogue:
         with self._read_lock:
             if self._copy is None or self._copy_revision != before:
                 return
-            added = [Message.from_entry("file", e) for e in appended]
-            self._copy.extend(added)
-            self._copy_ids.update(m.message_id for m in added)
-            self._copy_revision = after
+            self._extend([Message.from_entry("file", e) for e in appended], after)
 
     def _write(self, entry: Entry) -> str:
         return self.memory.write(
@@ -163,10 +160,15 @@ class Dialogue:
                 if any(m.corrects_message_id for m in added):
                     copy = self._read_whole(found[0])
                 else:
-                    copy.extend(added)  # the copy is never handed out: callers get slices
-                    self._copy_ids.update(m.message_id for m in added)
-                    self._copy_revision = found[0]
+                    self._extend(added, found[0])
             return self._latest(copy, latest)
+
+    def _extend(self, added: list[Message], revision: str) -> None:
+        """The copy with `added` after it, as of `revision` (the copy is never handed out:
+        callers get slices)."""
+        self._copy.extend(added)
+        self._copy_ids.update(m.message_id for m in added)
+        self._copy_revision = revision
 
     @staticmethod
     def _latest(copy: list[Message], latest: int | None) -> list[Message]:

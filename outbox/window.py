@@ -13,7 +13,7 @@ back on it when the ledger cannot be used.
 from __future__ import annotations
 
 import json
-from typing import Any, Container
+from typing import Any, Callable, Container
 
 from agent_memory.outbox import contract, names, views
 from agent_memory.outbox.ledger import Damaged, LedgerUnavailable
@@ -40,20 +40,10 @@ class _Plan:
 def journal_window(store: Store, session_id: str, *, start: int, block_size: int, mode: str,
                    show_deleted: bool = False) -> tuple[dict[str, Any], list[Unreadable]]:
     """({"messages", "more", "continuation"}, the session's unreadable message files)."""
-    for _attempt in range(2):
-        try:
-            plan = store.ledger.query(lambda ledger: _plan(ledger.session(session_id), start,
-                                                           block_size, mode, show_deleted))
-            answer = _answer(store, session_id, plan, mode)
-        except _Mended:
-            continue  # a file found readable again: the session was listed anew
-        except Damaged:
-            store.ledger.remove_files()  # it contradicted a file: rebuilt at its next use
-            break
-        except LedgerUnavailable:
-            break
-        if answer is not None:
-            return answer
+    found = _from_ledger(store, session_id, mode, lambda ledger: _plan(
+        ledger.session(session_id), start, block_size, mode, show_deleted))
+    if found is not None:
+        return found[1]
     messages, unreadable = store.messages(session_id)
     window = views.journal_window(messages, start=start, block_size=block_size, mode=mode,
                                   forgotten=views.forgotten(store.events(session_id)[0]),
@@ -79,18 +69,29 @@ def since(store: Store, session_id: str, start: int, known: str | None = None,
         plan.block = [row for row in plan.block if row[1][names.ITEM_ID] not in held]
         return plan
 
+    found = _from_ledger(store, session_id, "full", read)
+    if found is None:
+        return None
+    plan, (window, _unreadable) = found
+    return plan.revision, window["messages"]
+
+
+def _from_ledger(store: Store, session_id: str, mode: str, read: Callable[[Any], _Plan]
+                 ) -> tuple[_Plan, tuple[dict[str, Any], list[Unreadable]]] | None:
+    """The plan `read(ledger)` makes, and the answer of `mode` its files give; None when the
+    ledger cannot say (one found damaged is removed: rebuilt at its next use). Planned once
+    more when a file it had as unreadable reads now."""
     for _attempt in range(2):
         try:
             plan = store.ledger.query(read)
-            window, _unreadable = _answer(store, session_id, plan, "full")
+            return plan, _answer(store, session_id, plan, mode)
         except _Mended:
-            continue
+            continue  # a file found readable again: the session was listed anew
         except Damaged:
-            store.ledger.remove_files()
+            store.ledger.remove_files()  # it contradicted a file: rebuilt at its next use
             return None
         except LedgerUnavailable:
             return None
-        return plan.revision, window["messages"]
     return None
 
 
