@@ -30,7 +30,8 @@ class _Stopped(Exception):
 
 class VectorBackfill:
     def __init__(self, store, config, options, report, log, stopping: Callable[[], bool],
-                 vectors_in_flight: Callable[[], bool] = lambda: False) -> None:
+                 vectors_in_flight: Callable[[], bool] = lambda: False,
+                 publish: Callable[[], None] = lambda: None) -> None:
         self.store = store
         self.config = config
         self.options = options
@@ -38,6 +39,7 @@ class VectorBackfill:
         self.log = log
         self._stopping = stopping
         self._vectors_in_flight = vectors_in_flight  # served writes' vectors, or writing now
+        self._publish = publish  # the watcher's state published again: `status` sees the end
         self._task: asyncio.Future | None = None
         self._backoff = Backoff(options.backoff_initial, options.backoff_max,
                                 options.backoff_factor)
@@ -131,6 +133,7 @@ class VectorBackfill:
                                   "retry_in_s": round(delay, 3)}
             self.log.warning("embedder_" + str(said["kind"]),
                              error=report.embed_error["message"], retry_in_s=round(delay, 3))
+            self._publish()
             return
         self._backoff.reset()
         self._credentials.reset()
@@ -142,3 +145,4 @@ class VectorBackfill:
         report.last_backfill = {"at": iso(), **result}
         if written or result.get("mismatched") or result.get("unembeddable"):
             self.log.info("backfill", **result)
+        self._publish()

@@ -166,7 +166,7 @@ class Watcher:
             ready=self._ready.is_set))
         self.backfill = VectorBackfill(store, config, self.options, self.report, log,
                                        lambda: self.stop_reason is not None,
-                                       self.handoff.busy)
+                                       self.handoff.busy, self._publish_soon)
         self._round_imported = 0
 
     @property
