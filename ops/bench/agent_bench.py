@@ -25,16 +25,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 
 from ops.agents import agent_pids
-from ops.bench.timing import log, ms, timed_cli
-from ops.fleet.handle import Fleet
+from ops.bench.timing import fleet_in_scratch, log, ms, timed_cli
 
 
 def resident_mb(root: Path) -> float:
@@ -202,25 +199,18 @@ def main() -> None:
     parser.add_argument("--memory-only", action="store_true",
                         help="only the agent's resident memory with and without an embedder")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        base = Path(tmp)
-        fleet = Fleet(base / "fleet", owner_pid=os.getpid()).start()
-        try:
-            env = {**os.environ, "HOME": tmp, "AGENT_MEMORY_AGENT": "auto"}
-            env.pop("AGENT_MEMORY_CONFIG", None)
-            config = str(fleet.config_path)
-            memory = {"with_embedder": resident(base, "with-embedder", config, env),
-                      "without_embedder": resident(base, "without-embedder",
-                                                   without_embedder(config, base), env)}
-            if args.memory_only:
-                print(json.dumps({"agent_rss_mb": memory}, indent=1))
-                return
-            log(f"served commands, {args.pairs} interleaved pairs each")
-            served = served_commands(base, config, env, args.pairs)
-            log(f"first write, {args.first_pairs} pairs")
-            first = first_writes(base, config, env, args.first_pairs)
-        finally:
-            fleet.stop()
+    with fleet_in_scratch() as (base, fleet, env):
+        config = str(fleet.config_path)
+        memory = {"with_embedder": resident(base, "with-embedder", config, env),
+                  "without_embedder": resident(base, "without-embedder",
+                                               without_embedder(config, base), env)}
+        if args.memory_only:
+            print(json.dumps({"agent_rss_mb": memory}, indent=1))
+            return
+        log(f"served commands, {args.pairs} interleaved pairs each")
+        served = served_commands(base, config, env, args.pairs)
+        log(f"first write, {args.first_pairs} pairs")
+        first = first_writes(base, config, env, args.first_pairs)
     print(json.dumps({"served_vs_store_file": served, "first_write": first,
                       "agent_rss_mb": memory,
                       "targets": {"served_ratio": 1.5, "first_write_ratio": 1.0}}, indent=1))

@@ -23,15 +23,13 @@ import json
 import os
 import statistics
 import subprocess
-import tempfile
 import threading
 import time
 from pathlib import Path
 
 from ops.agents import agent_pids
 from ops.bench.agent_bench import open_args, write_args
-from ops.bench.timing import CLI, log, ms
-from ops.fleet.handle import Fleet
+from ops.bench.timing import CLI, fleet_in_scratch, log, ms
 
 FLEET_CLIENT = "ailogger_client"
 
@@ -128,23 +126,16 @@ def main() -> None:
     parser.add_argument("--writes", type=int, default=8)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        base = Path(tmp)
-        fleet = Fleet(base / "fleet", owner_pid=os.getpid()).start()
-        try:
-            env = {**os.environ, "HOME": tmp, "AGENT_MEMORY_AGENT": "auto"}
-            env.pop("AGENT_MEMORY_CONFIG", None)
-            prefix = ["--config", str(fleet.config_path)]
-            runs = {"auto": [], "file": []}
-            for run in range(args.repeat):
-                for store in ("auto", "file"):
-                    runs[store].append(one_run(base, run, prefix, env, args.writes, store))
-                    rows = runs[store][-1]["rows"]
-                    log(f"{store} {run + 1}/{args.repeat}: "
-                        + " ".join(f"{r['ms']:.0f}{'*' if r['imported_fleet_client'] else ''}"
-                                   for r in rows))
-        finally:
-            fleet.stop()
+    with fleet_in_scratch() as (base, fleet, env):
+        prefix = ["--config", str(fleet.config_path)]
+        runs = {"auto": [], "file": []}
+        for run in range(args.repeat):
+            for store in ("auto", "file"):
+                runs[store].append(one_run(base, run, prefix, env, args.writes, store))
+                rows = runs[store][-1]["rows"]
+                log(f"{store} {run + 1}/{args.repeat}: "
+                    + " ".join(f"{r['ms']:.0f}{'*' if r['imported_fleet_client'] else ''}"
+                               for r in rows))
     auto_writes = [r for run in runs["auto"] for r in run["rows"][1:]]
     file_writes = [r for run in runs["file"] for r in run["rows"][1:]]
     baseline = statistics.median(r["ms"] for r in file_writes)

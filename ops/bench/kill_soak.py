@@ -26,7 +26,6 @@ import random
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
 from collections import Counter
@@ -285,14 +284,10 @@ def main() -> int:
     parser.add_argument("--iterations", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
-    from ops.fleet.handle import Fleet
-    with tempfile.TemporaryDirectory() as tmp:
-        fleet = Fleet(Path(tmp) / "fleet", owner_pid=os.getpid()).start()
-        try:
-            report = soak(fleet, Path(tmp), args.iterations, args.seed,
-                          log=lambda message: print(message, file=sys.stderr, flush=True))
-        finally:
-            fleet.stop()
+    from ops.bench.timing import fleet_in_scratch
+    with fleet_in_scratch() as (base, fleet, _env):
+        report = soak(fleet, base, args.iterations, args.seed,
+                      log=lambda message: print(message, file=sys.stderr, flush=True))
     report["passed"] = passed(report)
     print(json.dumps(report, indent=1))
     return 0 if report["passed"] else 1

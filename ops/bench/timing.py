@@ -7,10 +7,29 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 CLI = os.path.join(os.path.dirname(sys.executable), "agent-memory")
+
+
+@contextmanager
+def fleet_in_scratch() -> Iterator[tuple[Path, object, dict[str, str]]]:
+    """(a scratch directory, the reference fleet started under it, an environment whose HOME
+    is the scratch directory and whose projects autostart their agent); the fleet stopped and
+    the directory removed at the end."""
+    from ops.fleet.handle import Fleet
+    with tempfile.TemporaryDirectory() as tmp:
+        fleet = Fleet(Path(tmp) / "fleet", owner_pid=os.getpid()).start()
+        try:
+            env = {**os.environ, "HOME": tmp, "AGENT_MEMORY_AGENT": "auto"}
+            env.pop("AGENT_MEMORY_CONFIG", None)
+            yield Path(tmp), fleet, env
+        finally:
+            fleet.stop()
 
 
 def log(message: str) -> None:
