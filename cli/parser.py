@@ -181,7 +181,12 @@ def parse(argv: list[str]) -> argparse.Namespace:
     """A command line parsed, with only its own command's options built (`build`): every
     argument UTF-8, argparse's parse, and a command (with its action) named unless --version
     is asked. UsageError for any fault; SystemExit for --help, whose text argparse printed."""
-    parser = build(command_in(argv))
+    at = _command_at(argv)
+    only = None if at is None else argv[at]
+    # the command alone when nothing before it asks the top level's help, which lists them all
+    lean = only in COMMANDS and not any(token == "-h" or token.startswith("--h")
+                                        for token in argv[:at])
+    parser = build(only, lean=lean)
     bad = option_types.first_not_utf8(argv)
     if bad is not None:  # bytes that are not UTF-8 arrive as lone surrogates
         raise _not_utf8(argv, *bad)
@@ -234,9 +239,10 @@ def _not_utf8(argv: list[str], position: int, at: int) -> UsageError:
                       field=flag)
 
 
-def build(only: str | None = None) -> Parser:
+def build(only: str | None = None, lean: bool = False) -> Parser:
     """The parser. With `only`, just that command gets its options; the others are listed by
-    name, which keeps start-up short on the write path (an agent pays it on every message)."""
+    name (`lean`: left out, for a command line naming `only` and not asking the top level's
+    help), which keeps start-up short on the write path (an agent pays it on every message)."""
     parser = Parser(
         prog="agent-memory",
         description="Record and read AI agents' dialogue messages. Every write lands first in "
@@ -250,7 +256,8 @@ def build(only: str | None = None) -> Parser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for name, command in COMMANDS.items():
         if only is not None and name != only:
-            commands.add_parser(name, help=command.help)
+            if not lean:
+                commands.add_parser(name, help=command.help)
         else:
             _command(commands, command)
     return parser

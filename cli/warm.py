@@ -13,10 +13,11 @@ new) pins the store for their span (`Warm.pinned`): it and the configuration are
 in the span, and the commands of that thread inside it take them as they are.
 
 "Changed" is told by stat (device, inode, mode, size, mtime_ns, ctime_ns, or the file's
-absence), the way an editor's save, a rename over the file or a chmod shows. The store is also
-checked by git again when its last check is older than RECHECK_SECONDS, for the rules git reads
-from places not watched here (a core.excludesFile set elsewhere, /etc/gitconfig, GIT_*
-variables).
+absence), the way an editor's save, a rename over the file or a chmod shows (the store's
+fingerprint is outbox.availability.ignore_mark). The store is also opened and checked again
+when its last check is older than RECHECK_SECONDS, for the rules git reads from places not
+watched (a core.excludesFile set elsewhere): git is then asked unless its answer kept in the
+store is younger than that (outbox.availability).
 """
 
 from __future__ import annotations
@@ -28,93 +29,16 @@ import time
 from contextlib import contextmanager
 from typing import Iterator
 
-from agent_memory.outbox.availability import git_toplevel
+from agent_memory.outbox.availability import RECHECK_SECONDS, file_mark, ignore_mark
 from agent_memory.outbox.store import Store
 from agent_memory.sync import config as config_mod
 from agent_memory.sync.identity import named_files
-
-RECHECK_SECONDS = 60.0
-
-
-def _mark(path: str) -> tuple:
-    """A file's stat fingerprint, or its absence (the errno) as one."""
-    try:
-        info = os.stat(path)
-    except OSError as exc:
-        return (path, exc.errno)
-    return (path, info.st_dev, info.st_ino, info.st_mode, info.st_size, info.st_mtime_ns,
-            info.st_ctime_ns)
 
 
 def config_mark(path: str, named: list[str]) -> tuple:
     """The document's fingerprint (present or not) and that of every file it names (`named`:
     a certificate checked by the validation, digested into the identity)."""
-    return (_mark(path), *(_mark(name) for name in named))
-
-
-def _git_dirs(toplevel: str) -> list[str]:
-    """The directories holding the repository's own rules (info/exclude, config): `.git`, or
-    for a linked work tree the directory its `.git` file names and the common one."""
-    dot_git = os.path.join(toplevel, ".git")
-    if os.path.isdir(dot_git):
-        return [dot_git]
-    try:
-        with open(dot_git, encoding="utf-8", errors="replace") as handle:
-            line = handle.readline().strip()
-    except OSError:
-        return []
-    if not line.startswith("gitdir:"):
-        return []
-    gitdir = os.path.join(toplevel, line[len("gitdir:"):].strip())
-    dirs = [gitdir]
-    try:
-        with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as handle:
-            dirs.append(os.path.normpath(os.path.join(gitdir, handle.read().strip())))
-    except OSError:
-        pass
-    return dirs
-
-
-def ignore_mark(project_root: str) -> tuple:
-    """The fingerprint of what `git check-ignore` reads to decide about the store: where the
-    work tree starts (a `git init` made later changes it), every `.gitignore` from there down
-    to the project, the repository's info/exclude and config, and the
-    user's git configuration and default global excludes file."""
-    toplevel = git_toplevel(project_root)
-    if toplevel is None:
-        return (None,)
-    dot_git = _mark(os.path.join(toplevel, ".git"))
-    home = os.path.expanduser("~")
-    key = (toplevel, dot_git, home, os.environ.get("XDG_CONFIG_HOME"))
-    held = _IGNORE_PATHS.get(project_root)
-    if held is None or held[0] != key:
-        held = _IGNORE_PATHS[project_root] = (key, _ignore_paths(project_root, toplevel, home,
-                                                                 key[-1]))
-    return (toplevel, dot_git, *(_mark(path) for path in held[1]))
-
-
-def _ignore_paths(project_root: str, toplevel: str, home: str, xdg: str | None) -> tuple:
-    """The files ignore_mark looks at besides `.git`, for one project, work tree and user."""
-    paths = []
-    directory = project_root
-    while True:
-        paths.append(os.path.join(directory, ".gitignore"))
-        if directory == toplevel or os.path.dirname(directory) == directory:
-            break
-        directory = os.path.dirname(directory)
-    for gitdir in _git_dirs(toplevel):
-        paths += [os.path.join(gitdir, "info", "exclude"), os.path.join(gitdir, "config"),
-                  os.path.join(gitdir, "config.worktree")]
-    xdg = xdg or os.path.join(home, ".config")
-    paths += [os.path.join(home, ".gitconfig"), os.path.join(xdg, "git", "config"),
-              os.path.join(xdg, "git", "ignore")]
-    return tuple(paths)
-
-
-# project -> ((work tree, `.git` as it was, home, XDG_CONFIG_HOME), the paths to look at):
-# worked out again when any of those changed (a linked work tree's `.git` names its
-# directories)
-_IGNORE_PATHS: dict[str, tuple[tuple, tuple]] = {}
+    return (file_mark(path), *(file_mark(name) for name in named))
 
 
 def _directory_id(path: str) -> tuple | None:
@@ -170,7 +94,7 @@ class Warm:
             held = self._configs.get(path)
             if held is not None and held[0] == config_mark(path, held[2]):
                 return held[1]
-            before = _mark(path)
+            before = file_mark(path)
             config = config_mod.load(explicit)
             named = named_files(config)
             mark = config_mark(path, named)

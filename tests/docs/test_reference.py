@@ -109,3 +109,45 @@ def test_hidden_options_stay_out_of_the_help_and_the_reference():
     sub = next(a for a in built._actions if isinstance(a, argparse._SubParsersAction))
     assert "--autostarted" not in sub.choices["sync"].format_help()
     assert "--autostarted" not in docgen.render_cli()
+
+
+def _parsed(argv: list[str], lean: bool):
+    """What a parser built for `argv`'s command (lean or not) makes of it: the options, or
+    the exit and what it printed (--help), or the error."""
+    import contextlib
+    import io
+    at = cli_parser._command_at(argv)
+    built = cli_parser.build(None if at is None else argv[at], lean=lean)
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            return sorted(vars(built.parse_args(argv)).items(), key=str)
+    except SystemExit as exc:
+        return ("exit", exc.code, out.getvalue(), err.getvalue())
+    except CliError as exc:
+        return ("error", str(exc))
+
+
+def test_the_lean_parser_answers_every_command_line_as_the_whole_one(monkeypatch):
+    """The parser a command line gets holds its command alone (the others cost the write path
+    their parsers): parsed, helped or refused, every command line answers the same as with
+    every command listed; one asking the top level's help gets them all."""
+    monkeypatch.setenv("COLUMNS", "120")
+    heads = [[], ["--store", "file"], ["--version"], ["--bogus"]]
+    tails = [[], ["--help"], ["--bogus"], ["x"], ["--session-id", "s"], ["--store", "nope"],
+             ["open", "--help"], ["--", "x"]]
+    compared = 0
+    for name in commands():
+        for head in heads:
+            for tail in tails:
+                argv = [*head, name, *tail]
+                assert _parsed(argv, lean=True) == _parsed(argv, lean=False), argv
+                compared += 1
+    assert compared > 500
+    import contextlib
+    import io
+    for argv in (["--help", "write"], ["--he", "read"], ["--no-agent", "-h", "sync"]):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), pytest.raises(SystemExit):
+            cli_parser.parse(argv)
+        assert all(f"\n    {name} " in out.getvalue() for name in commands()), argv

@@ -99,3 +99,68 @@ def test_project_root_option_and_globals_after_command(project, tmp_path):
                          cwd=str(elsewhere))
     assert result.rc == 0 and result.out["store"] == "file"
     assert len(project.files("s1")) == 1
+
+
+def _counting_git(project, tmp_path) -> str:
+    """Put a `git` first on the project's PATH that logs each check-ignore it is asked, then
+    runs the real one; the log's path."""
+    import shutil
+    real = shutil.which("git")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    log = tmp_path / "git-calls.log"
+    wrapper = bin_dir / "git"
+    wrapper.write_text(f'#!/bin/sh\ncase "$*" in *check-ignore*) echo asked >> "{log}";; esac\n'
+                       f'exec "{real}" "$@"\n')
+    wrapper.chmod(0o755)
+    project.env["PATH"] = f"{bin_dir}:{project.env.get('PATH', '')}"
+    return str(log)
+
+
+def _asked(log: str) -> int:
+    return len(open(log).read().splitlines()) if os.path.exists(log) else 0
+
+
+def test_git_is_asked_again_only_when_what_it_reads_changed(project, tmp_path):
+    """Git's answer is kept in the store with the fingerprint of what git read: commands in a
+    row ask it once; a changed `.gitignore` is asked about at the very next command, and a
+    store no longer ignored is refused by it, nothing written."""
+    log = _counting_git(project, tmp_path)
+    for text in ("one", "two", "three"):
+        assert project.cli(*message_args("s1", text)).rc == 0
+    assert _asked(log) == 1
+    kept = os.path.join(project.store, ".ignore-checked")
+    assert stat.S_IMODE(os.lstat(kept).st_mode) == 0o600
+    gitignore = os.path.join(project.root, ".gitignore")
+    with open(gitignore, "a") as handle:
+        handle.write("# a comment\n")
+    assert project.cli(*message_args("s1", "four")).rc == 0
+    assert _asked(log) == 2
+    with open(gitignore, "w") as handle:
+        handle.write("*.log\n")
+    before = project.files("s1")
+    refused = project.cli(*message_args("s1", "five"))
+    assert refused.rc == 3 and refused.code == "STORE_UNAVAILABLE"
+    assert _asked(log) == 3 and project.files("s1") == before
+    again = project.cli(*message_args("s1", "six"))  # a refusal is never kept
+    assert again.rc == 3 and _asked(log) == 4
+
+
+def test_git_is_asked_again_for_an_old_or_unreadable_kept_answer(project, tmp_path):
+    """A kept answer older than a minute (rules git reads from places not looked at), one torn
+    or garbled, or one made for another fingerprint is not used: git is asked."""
+    import json
+    log = _counting_git(project, tmp_path)
+    assert project.cli(*message_args("s1", "one")).rc == 0
+    kept = os.path.join(project.store, ".ignore-checked")
+    with open(kept) as handle:
+        answer = json.load(handle)
+    asked = _asked(log)
+    for changed in (dict(answer, at=answer["at"] - 61), dict(answer, mark=[]), None):
+        with open(kept, "w") as handle:
+            handle.write(json.dumps(answer)[:-7] if changed is None else json.dumps(changed))
+        assert project.cli(*message_args("s1", "again")).rc == 0
+        asked += 1
+        assert _asked(log) == asked
+    assert project.cli(*message_args("s1", "kept")).rc == 0
+    assert _asked(log) == asked
