@@ -7,13 +7,14 @@ from __future__ import annotations
 import argparse
 import re  # already loaded by outbox.contract on every path
 
-_INTEGER = re.compile(r"-?[0-9]+", re.ASCII)
-_NUMBER = re.compile(r"-?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?", re.ASCII)
+# compiled when first matched (re's cache keeps them): most commands take no number
+_INTEGER = r"-?[0-9]+"
+_NUMBER = r"-?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?"
 
 
 def integer(text: str) -> int:
     """An integer option's value, checked whole."""
-    if not _INTEGER.fullmatch(text):
+    if not re.fullmatch(_INTEGER, text, re.ASCII):
         raise argparse.ArgumentTypeError(f"not an integer: {text!r}")
     return int(text)
 
@@ -21,7 +22,7 @@ def integer(text: str) -> int:
 def seconds(text: str) -> float:
     """A number of seconds, checked whole. (Its range is each command's to check, with its
     own words.)"""
-    if not _NUMBER.fullmatch(text):
+    if not re.fullmatch(_NUMBER, text, re.ASCII):
         raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}")
     return float(text)
 

@@ -193,17 +193,17 @@ INFO_SECTIONS = ("service", "limits", "codes", "relations")
 SESSION_ID_MAX = 128
 # Every pattern is matched with fullmatch: `$` also matches before a final newline, so an id
 # ending in "\n" would pass `re.match` and name a file no scan ever reads. ASCII: `\d` would
-# match other scripts' digits.
-_SESSION_ID_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}", re.ASCII)
+# match other scripts' digits. Compiled when first matched (re's cache keeps them): a write
+# uses one or two, and each compile costs its start-up about 0.1 ms.
+_SESSION_ID = r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}"
 # RFC 3339 with a mandatory offset; fractional seconds optional.
-_RFC3339_RE = re.compile(
-    r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})", re.ASCII
-)
+_RFC3339 = r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})"
 
 
 def is_valid_session_id(value: str) -> bool:
     """One path component of safe characters, no leading dot, at most 128 characters."""
-    return isinstance(value, str) and bool(_SESSION_ID_RE.fullmatch(value)) and ".." not in value
+    return (isinstance(value, str) and re.fullmatch(_SESSION_ID, value, re.ASCII) is not None
+            and ".." not in value)
 
 
 def session_ids_among(entries: "Iterable[str]") -> set[str]:
@@ -212,13 +212,12 @@ def session_ids_among(entries: "Iterable[str]") -> set[str]:
     return {e for e in entries if is_valid_session_id(e)}
 
 
-_UUID4_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}",
-                       re.ASCII)
+_UUID4 = r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"
 
 
 def is_uuid4(value: Any) -> bool:
     """A well-formed version 4 UUID (RFC 4122 variant) in canonical lower-case text form."""
-    return isinstance(value, str) and bool(_UUID4_RE.fullmatch(value))
+    return isinstance(value, str) and bool(re.fullmatch(_UUID4, value, re.ASCII))
 
 
 def new_uuid4() -> str:
@@ -232,7 +231,7 @@ def new_uuid4() -> str:
 
 def parse_occurred_at(value: str) -> datetime:
     """Parse an RFC 3339 time that carries an explicit offset; raise ValueError otherwise."""
-    if not isinstance(value, str) or not _RFC3339_RE.fullmatch(value):
+    if not isinstance(value, str) or not re.fullmatch(_RFC3339, value, re.ASCII):
         raise ValueError(f"not an RFC 3339 time with an explicit offset: {value!r}")
     text = value.replace("z", "Z").replace("t", "T")
     if text.endswith("Z"):
@@ -269,14 +268,14 @@ def encode_continuation(next_sequence_number: int) -> str:
     return f"seq:{next_sequence_number}"
 
 
-_COUNT_RE = re.compile(r"[0-9]{1,18}", re.ASCII)
+_COUNT = r"[0-9]{1,18}"
 
 
 def token_number(text: str) -> int:
     """The number a continuation carries after its prefix: ASCII digits only, checked whole
     (`int()` would also take surrounding whitespace, a sign, `_` and other scripts' digits,
     so two spellings would resume at one place); ValueError otherwise."""
-    if not isinstance(text, str) or not _COUNT_RE.fullmatch(text):
+    if not isinstance(text, str) or not re.fullmatch(_COUNT, text, re.ASCII):
         raise ValueError(f"not a count: {text!r}")
     return int(text)
 
