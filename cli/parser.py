@@ -184,8 +184,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     at = _command_at(argv)
     only = None if at is None else argv[at]
     # the command alone when nothing before it asks the top level's help, which lists them all
-    lean = only in COMMANDS and not any(token == "-h" or token.startswith("--h")
-                                        for token in argv[:at])
+    lean = only in COMMANDS and not any(token.startswith(("-h", "--h")) for token in argv[:at])
     parser = build(only, lean=lean)
     bad = option_types.first_not_utf8(argv)
     if bad is not None:  # bytes that are not UTF-8 arrive as lone surrogates
