@@ -149,7 +149,7 @@ def _when_up(identity: dict[str, Any], op: str, fields: dict[str, Any],
     return None
 
 
-def while_starting(ctx, file):
+def while_starting(ctx):
     """No agent answered for the file this `write` or `session` command appended: its
     Delivery, pending at once, when an agent is starting (or this command starts one now)
     and will forward it; None to forward it here (mode "use" with none starting, an agent

@@ -48,7 +48,7 @@ def deliver(ctx: Context, file: StoredFile, wait: float, embed_budget: float = 0
     from agent_memory.cli import agent_client
     delivered = agent_client.deliver(ctx, file, wait, embed_budget)
     if delivered is None:  # none answered: one starting (or started now) forwards it
-        delivered = agent_client.while_starting(ctx, file)
+        delivered = agent_client.while_starting(ctx)
     if delivered is not None:
         return delivered
     from agent_memory.sync.runner import LockBusy, deliver as inline  # asyncio: not before

@@ -23,17 +23,10 @@ EVENT_EXT = ".ses"
 FINAL_EXTS = (MESSAGE_EXT, VECTOR_EXT, EVENT_EXT)
 TEMP_PREFIX = ".tmp-"
 
+# A final name, matched whole (fullmatch: `$` would let a name end in "\n"); compiled when
+# first matched (re's cache keeps it): a write never parses a name.
 _FINAL = (r"(\d{4}-\d{2}-\d{2}T\d{2}\.\d{2}\.\d{2}\.\d{3})-"
           r"([0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12})\.(msg|emb|ses)")
-_final_re = None  # compiled when first needed: a write never parses a name
-
-
-def _final() -> "re.Pattern[str]":
-    """The final names' pattern, matched whole (fullmatch: `$` would let a name end in "\n")."""
-    global _final_re
-    if _final_re is None:
-        _final_re = re.compile(_FINAL, re.ASCII)
-    return _final_re
 # Where a final name holds its uuid (the time stamp is 23 characters, then "-", then the uuid's
 # 36): a name from a scan is read by slicing, not parsed again.
 ITEM_ID = slice(24, 60)
@@ -62,7 +55,7 @@ def final_name(moment: datetime, item_id: str, ext: str) -> str:
 
 def parse_final_name(name: str) -> tuple[str, str, str] | None:
     """(time stamp, uuid, extension with dot) of a final name, or None for anything else."""
-    match = _final().fullmatch(name)
+    match = re.fullmatch(_FINAL, name, re.ASCII)
     if match is None:
         return None
     return match.group(1), match.group(2), "." + match.group(3)
@@ -77,7 +70,7 @@ def is_final(name: str, ext: str | None = None) -> bool:
 def finals(entries: "Iterable[str]", ext: str | None = None) -> list[str]:
     """The final record names among a directory's `entries` (of extension `ext` when given),
     sorted (time order): the one scan of a listing, whatever else lies there ignored."""
-    match = _final().fullmatch
+    match = re.compile(_FINAL, re.ASCII).fullmatch
     return sorted(n for n in entries if match(n) and (ext is None or n.endswith(ext)))
 
 
